@@ -1,0 +1,192 @@
+import type { RawEventMeta, RawMetaLayers, RawSaga } from './schema.js';
+
+/**
+ * Compiled settings: what the loader produces from a configuration file after validation.
+ * Frozen, with every default filled in, durations in milliseconds, sizes in bytes and relative
+ * paths resolved from the config file's folder. Nothing downstream re-checks them.
+ */
+
+/** JWT verification (DESIGN §3 gateway.auth.jwt). */
+export interface JwtSettings {
+  secret?: string;
+  publicKey?: string;
+  jwksUrl?: string;
+  /** pinned algorithms; default HS256 with a secret, RS256/ES256/EdDSA with a key */
+  algorithms: readonly string[];
+  issuer?: string;
+  audience?: string;
+  /** path of the roles array in the token; default `roles` */
+  rolesClaim: string;
+  /** default 5 s */
+  clockToleranceMs: number;
+}
+
+export interface ApiKeySettings {
+  name: string;
+  /** lower-case hex SHA-256 of the key */
+  sha256: string;
+  roles: readonly string[];
+}
+
+export interface AuthSettings {
+  jwt?: JwtSettings;
+  apiKeys: readonly ApiKeySettings[];
+  /** cookie that may carry the JWT; default `sagaway_token` */
+  cookie: string;
+  /** accept `?access_token=` on stream GETs; default false */
+  queryToken: boolean;
+}
+
+/** One gateway API entry: a path prefix mapped to a runner. */
+export interface ApiSettings {
+  path: string;
+  runner: string;
+  /** allowed methods; undefined = any */
+  methods?: readonly string[];
+  roles: readonly string[];
+  public: boolean;
+}
+
+export interface StreamSettings {
+  defaultWaitMs: number;
+  minWaitMs: number;
+  maxWaitMs: number;
+  heartbeatMs: number;
+  maxPerClient: number;
+  maxStreams: number;
+  /** a client whose socket stays full this long is closed; default 30 s */
+  stallTimeoutMs: number;
+  /** entries sent from one poll at most; default 1000 */
+  maxEntries: number;
+  /** HMAC key of cursor tokens; undefined = a random key per process */
+  cursorKey?: string;
+}
+
+export interface GatewaySettings {
+  port?: number;
+  host: string;
+  trustProxy: boolean;
+  auth: AuthSettings;
+  apis: readonly ApiSettings[];
+  stream: StreamSettings;
+  limits: { bodyLimit: number; timeoutMs: number };
+  /** absolute folder of static files served at `/`, if any */
+  static?: string;
+}
+
+export interface NatsSystemSettings {
+  type: 'nats';
+  name: string;
+  servers: readonly string[];
+  ackWaitMs: number;
+  maxDeliver: number;
+  user?: string;
+  pass?: string;
+  token?: string;
+  prefix: string;
+}
+
+export interface HttpSystemSettings {
+  type: 'http';
+  name: string;
+  baseUrl: string;
+  timeoutMs: number;
+  maxResponseSize: number;
+  headers: Readonly<Record<string, string>>;
+  allowPrivate: boolean;
+  followRedirects: boolean;
+}
+
+export interface LocalSystemSettings {
+  type: 'local';
+  name: string;
+}
+
+export type SystemSettings = NatsSystemSettings | HttpSystemSettings | LocalSystemSettings;
+
+export interface QuerySettings {
+  sql?: string;
+  filter?: Record<string, unknown>;
+}
+
+interface StateBase {
+  alias: string;
+  queries: Readonly<Record<string, QuerySettings>>;
+  /** absolute path of a JSON file of records `[{id, data}]` loaded when the state is empty */
+  seed?: string;
+}
+export interface MemoryStateSettings extends StateBase {
+  type: 'memory';
+}
+export interface SqliteStateSettings extends StateBase {
+  type: 'sqlite';
+  /** absolute path, or ":memory:" */
+  file: string;
+  table: string;
+}
+export interface PostgresStateSettings extends StateBase {
+  type: 'postgres';
+  url: string;
+  table: string;
+  poolSize: number;
+}
+export type StateSettings = MemoryStateSettings | SqliteStateSettings | PostgresStateSettings;
+
+export type SecretsSettings = { from: 'env'; prefix: string } | { from: 'file'; file: string } | { from: 'none' };
+
+/** A structural action or stream binding's `meta` layers: field path -> { default, override }. */
+export type MetaLayers = Readonly<RawMetaLayers>;
+
+export interface StructuralActionSettings {
+  alias: string;
+  handler?: string;
+  meta: MetaLayers;
+}
+
+export interface StreamBindingSettings {
+  name: string;
+  handler?: string;
+  /** system of the stream; default `defaultSystem`, else `local` */
+  system: string;
+  meta: MetaLayers;
+}
+
+/** Where a saga came from, to locate errors found after loading. */
+export interface SagaSource {
+  file: string;
+  /** path of the saga inside that file, e.g. ['runners','todo','sagas',2] or [] or [0] */
+  at: readonly (string | number)[];
+}
+
+export interface SagaDefinition extends RawSaga {
+  source: SagaSource;
+}
+
+export interface RunnerSettings {
+  name: string;
+  deployment: string;
+  /** built-in handler names, and absolute paths of user handler modules */
+  handlers: readonly string[];
+  sagas: readonly SagaDefinition[];
+  actions: Readonly<Record<string, StructuralActionSettings>>;
+  streams: Readonly<Record<string, StreamBindingSettings>>;
+  /** steps one saga run may take before STEP_LIMIT_EXCEEDED; default 1000 */
+  maxSteps: number;
+}
+
+/** Everything a process needs, compiled from one configuration file. */
+export interface Settings {
+  /** absolute path of the configuration file */
+  file: string;
+  /** folder relative paths were resolved from */
+  baseDir: string;
+  gateway: GatewaySettings;
+  systems: Readonly<Record<string, SystemSettings>>;
+  defaultSystem?: string;
+  states: Readonly<Record<string, StateSettings>>;
+  values: Readonly<Record<string, string>>;
+  secrets: SecretsSettings;
+  runners: Readonly<Record<string, RunnerSettings>>;
+}
+
+export type { RawEventMeta };

@@ -1,0 +1,63 @@
+import type { ErrorInfo } from './errors.js';
+
+/** The JSON document a saga works on (DESIGN §4.1). */
+export type Payload = Record<string, unknown>;
+
+/** Who is calling: from a JWT, an API key, or nobody (public APIs). */
+export interface Principal {
+  /** subject: the JWT `sub`, `apikey:<name>`, or `anonymous` */
+  sub: string;
+  roles: string[];
+  claims: Record<string, unknown>;
+  anonymous: boolean;
+}
+
+/** The request part of the `@` context. */
+export interface RequestInfo {
+  method: string;
+  /** the saga path requested, without /api/request or /api/stream and without a format extension */
+  path: string;
+  id: string;
+  query: Record<string, unknown>;
+}
+
+/**
+ * The `@` request context seen by inject paths (`@.request.method`) and JSONata variables
+ * (`$request.method`): request, user, the last step error and the last event status.
+ */
+export interface RequestContext {
+  request: RequestInfo;
+  user: Principal | null;
+  error?: ErrorInfo;
+  status?: EventStatus;
+}
+
+/** A request for a runner to run the saga that serves `path`. */
+export interface SagaRequest {
+  method: string;
+  path: string;
+  /** INPUT of §4.1: the JSON body (POST/PUT/PATCH) or the query (GET/DELETE/HEAD); path parameters are added by the runner */
+  input: Record<string, unknown>;
+  query: Record<string, unknown>;
+  requestId: string;
+  user: Principal | null;
+  /** the whole saga must end by then (epoch ms); default now + the saga's timeout */
+  deadline?: number;
+  /** aborted when the caller no longer wants the result (client gone, stream closed) */
+  signal?: AbortSignal;
+}
+
+export type EventStatus = 'SUCCESS' | 'FAIL' | 'ACK' | 'TIMEOUT';
+export type Outcome = 'SUCCESS' | 'ACK' | 'FAIL' | 'TIMEOUT';
+
+/** What a saga run ends with; the gateway maps it to HTTP (DESIGN §5). */
+export interface SagaResult {
+  outcome: Outcome;
+  http: number;
+  response?: unknown;
+  error?: ErrorInfo;
+  /** id of the saga that ran, when one was found */
+  sagaId?: string;
+  /** id of this saga run (idempotency keys are `<runId>:<stepId>`) */
+  runId?: string;
+}
