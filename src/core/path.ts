@@ -104,7 +104,7 @@ export function writePath(base: Record<string, unknown>, segments: readonly Segm
         node[seg] = value;
         return;
       }
-      node = ensureChild(node as unknown[], seg, nextSeg, segments, i);
+      node = ensureChild(node as unknown as Record<number, unknown>, seg, nextSeg, segments, i);
     } else {
       if (typeof node !== 'object' || node === null || Array.isArray(node)) throw conflict(segments, i);
       if (isForbiddenKey(seg)) throw new SagawayError('INVALID_PATH', `key "${seg}" is not allowed`);
