@@ -33,6 +33,8 @@ export const ERROR_CODES = {
   OUTPUT_NOT_OBJECT: { http: 500, title: 'Output Not An Object', retryable: false },
   OUTPUT_PATH_CONFLICT: { http: 500, title: 'Output Path Conflict', retryable: false },
   INPUT_MISSING: { http: 400, title: 'Input Missing', retryable: false },
+  NO_MATCHING_LINK: { http: 500, title: 'No Matching Link', retryable: false },
+  REQUEST_ABORTED: { http: 499, title: 'Request Aborted', retryable: true },
 
   // Event step and runner pipeline
   EVENT_TIMEOUT: { http: 504, title: 'Event Timeout', retryable: true },
@@ -72,6 +74,8 @@ export interface ErrorInfo {
   http?: number;
   /** id of the step that failed, when a step failed */
   step?: string;
+  /** the error this one wraps (UNHANDLED_STEP_FAILURE wraps the step's error) */
+  cause?: ErrorInfo;
 }
 
 /** Whether `code` is one of sagaway's own codes. */
