@@ -53,6 +53,7 @@ export const ERROR_CODES = {
   STALE_VERSION: { http: 409, title: 'Stale Version', retryable: false },
   VALIDATION_FAILED: { http: 400, title: 'Validation Failed', retryable: false },
   QUERY_NOT_FOUND: { http: 500, title: 'Query Not Found', retryable: false },
+  QUERY_FAILED: { http: 500, title: 'Query Failed', retryable: false },
   STATE_UNAVAILABLE: { http: 503, title: 'State Unavailable', retryable: true },
   UPSTREAM_ERROR: { http: 502, title: 'Upstream Error', retryable: false },
   UPSTREAM_TIMEOUT: { http: 504, title: 'Upstream Timeout', retryable: true },
