@@ -1,0 +1,159 @@
+import { Agent, type Dispatcher } from 'undici';
+import type { HttpSystemSettings } from '../../config/settings.js';
+import { SagawayError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import { assertUrlAllowed, SsrfBlockedError, type AddressPolicy } from './address-policy.js';
+import { guardedConnector, type ConnectFn, type LookupFn } from './connector.js';
+import type { RestRequest } from './request.js';
+import { discard, parseBody, readLimited } from './response.js';
+
+/**
+ * One HTTP client per `http` system: an undici Agent whose every connection goes through the
+ * SSRF-guarded connector, plus the call loop (timeout, redirects, size cap, status mapping).
+ * Proxies from the environment are deliberately not used: a proxy would connect on our behalf
+ * to addresses the policy never saw.
+ */
+
+/** Options of a RestClient; the lookup and connect steps are injectable for tests. */
+export interface RestClientOptions {
+  /** DNS resolution; default the system resolver */
+  lookup?: LookupFn;
+  /** opens a socket to a checked address; default undici's connector */
+  connect?: ConnectFn;
+  /** redirect hops followed at most when the system allows redirects; default 5 */
+  maxRedirects?: number;
+}
+
+/** What a call answered. */
+export interface RestResponse {
+  status: number;
+  /** JSON when the content type is JSON, else text; null when the body is empty */
+  body: unknown;
+}
+
+const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+/** Headers that may follow a redirect to another origin; credentials never do. */
+const CROSS_ORIGIN_SAFE: ReadonlySet<string> = new Set(['accept', 'accept-language', 'content-type', 'user-agent']);
+
+function upstream(message: string, http = 502, cause?: unknown): SagawayError {
+  return new SagawayError('UPSTREAM_ERROR', message, cause === undefined ? { http } : { http, cause });
+}
+
+/** The request for the next hop of a redirect, as browsers and fetch do it. */
+function nextHop(current: RestRequest, status: number, location: URL): RestRequest {
+  const sameOrigin = location.origin === current.url.origin;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(current.headers)) {
+    if (sameOrigin || CROSS_ORIGIN_SAFE.has(name)) headers[name] = value;
+  }
+  const toGet = status === 303 ? current.method !== 'HEAD' : (status === 301 || status === 302) && current.method === 'POST';
+  if (toGet || current.body === undefined) {
+    delete headers['content-type'];
+    return { method: toGet ? 'GET' : current.method, url: location, headers };
+  }
+  return { method: current.method, url: location, headers, body: current.body };
+}
+
+/** An SSRF-guarded HTTP client for one `http` system. */
+export class RestClient {
+  private readonly agent: Agent;
+  private readonly policy: AddressPolicy;
+  private readonly maxRedirects: number;
+
+  constructor(
+    private readonly system: HttpSystemSettings,
+    options: RestClientOptions = {},
+  ) {
+    this.policy = { allowPrivate: system.allowPrivate };
+    this.maxRedirects = options.maxRedirects ?? 5;
+    const connect = guardedConnector({
+      policy: this.policy,
+      connectTimeoutMs: system.timeoutMs,
+      ...(options.lookup ? { lookup: options.lookup } : {}),
+      ...(options.connect ? { connect: options.connect } : {}),
+    });
+    this.agent = new Agent({ connect, keepAliveTimeout: 4_000 });
+  }
+
+  /**
+   * Send `request`, following redirects only when the system allows them. Throws SagawayError:
+   * SSRF_BLOCKED, UPSTREAM_TIMEOUT, UPSTREAM_TOO_LARGE or UPSTREAM_ERROR (with the upstream
+   * status when it answered >= 400, else 502).
+   */
+  async send(request: RestRequest, signal: AbortSignal, log?: Logger): Promise<RestResponse> {
+    const timeout = AbortSignal.timeout(this.system.timeoutMs);
+    const both = AbortSignal.any([signal, timeout]);
+    const started = Date.now();
+    try {
+      const res = await this.exchange(request, both);
+      log?.debug({ system: this.system.name, method: request.method, status: res.status, ms: Date.now() - started }, 'rest call');
+      return res;
+    } catch (err) {
+      throw this.translate(err, timeout, signal, log);
+    }
+  }
+
+  /** Close pooled connections. */
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  private async exchange(first: RestRequest, signal: AbortSignal): Promise<RestResponse> {
+    let current = first;
+    for (let hop = 0; ; hop++) {
+      assertUrlAllowed(current.url, this.policy);
+      const res = await this.agent.request({
+        origin: current.url.origin,
+        path: current.url.pathname + current.url.search,
+        method: current.method as Dispatcher.HttpMethod,
+        headers: current.headers,
+        body: current.body ?? null,
+        signal,
+      });
+      const location = res.headers['location'];
+      if (REDIRECTS.has(res.statusCode) && typeof location === 'string') {
+        discard(res.body);
+        if (!this.system.followRedirects) throw upstream(`upstream answered ${res.statusCode} (redirects are not followed for this system)`);
+        if (hop >= this.maxRedirects) throw upstream(`upstream redirected more than ${this.maxRedirects} times`);
+        let target: URL;
+        try {
+          target = new URL(location, current.url);
+        } catch {
+          throw upstream('upstream redirected to an invalid URL');
+        }
+        if (current.url.protocol === 'https:' && target.protocol === 'http:') throw upstream('upstream redirected from https to http');
+        current = nextHop(current, res.statusCode, target);
+        continue;
+      }
+      if (res.statusCode >= 400) {
+        discard(res.body);
+        throw upstream(`upstream answered ${res.statusCode}`, res.statusCode);
+      }
+      const bytes = await readLimited(res.body, res.headers['content-length'], this.system.maxResponseSize);
+      return { status: res.statusCode, body: parseBody(bytes, res.headers['content-type']) };
+    }
+  }
+
+  private translate(err: unknown, timeout: AbortSignal, signal: AbortSignal, log?: Logger): SagawayError {
+    const system = this.system.name;
+    const ssrf = findSsrf(err);
+    if (ssrf) {
+      log?.warn({ system, reason: ssrf.reason }, 'rest call refused by the SSRF policy');
+      return ssrf;
+    }
+    if (err instanceof SagawayError) return err;
+    if (timeout.aborted) return new SagawayError('UPSTREAM_TIMEOUT', `upstream did not answer within ${this.system.timeoutMs} ms`, { http: 504 });
+    if (signal.aborted) return new SagawayError('UPSTREAM_TIMEOUT', 'the call was cancelled before upstream answered', { http: 504 });
+    const code = (err as { code?: unknown } | null)?.code;
+    log?.warn({ system, code: typeof code === 'string' ? code : undefined }, 'rest call failed');
+    return upstream('upstream could not be reached', 502, err);
+  }
+}
+
+/** The SSRF refusal inside an error undici may have wrapped. */
+function findSsrf(err: unknown): SsrfBlockedError | undefined {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof SsrfBlockedError) return e;
+  }
+  return undefined;
+}

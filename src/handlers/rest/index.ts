@@ -1,0 +1,49 @@
+import type { HttpSystemSettings, Settings } from '../../config/settings.js';
+import { SagawayError } from '../../core/errors.js';
+import type { ActionContext, HandlerDefinition, HandlerEnv, HandlerFactory } from '../../runner/handler-api.js';
+import { RestClient, type RestClientOptions } from './client.js';
+import { buildRequest } from './request.js';
+
+/**
+ * The `rest` built-in handler (DESIGN §6.8): `CallRest` version 0 calls the `http` system named
+ * by the step's `domain`. See docs/handlers/rest.md for parameters, errors and the SSRF policy.
+ */
+
+export { RestClient, type RestClientOptions } from './client.js';
+export { classifyAddress, refusedCategory, assertUrlAllowed, type AddressCategory } from './address-policy.js';
+
+/** The `http` system called `domain`, or DOMAIN_NOT_FOUND. */
+export function httpSystem(settings: Settings, domain: string | undefined): HttpSystemSettings {
+  const system = domain !== undefined && Object.hasOwn(settings.systems, domain) ? settings.systems[domain] : undefined;
+  if (system?.type !== 'http') {
+    throw new SagawayError('DOMAIN_NOT_FOUND', `rest.CallRest needs a domain naming an http system; "${domain ?? ''}" is not one`);
+  }
+  return system;
+}
+
+/** A rest handler factory with injected client options (tests inject DNS lookup and connect steps). */
+export function createRestHandler(options: RestClientOptions = {}): HandlerFactory {
+  return (env: HandlerEnv): HandlerDefinition => {
+    // one pooled client per system and runner; idle sockets are unref'd by undici, so nothing
+    // here keeps the process alive
+    const clients = new Map<string, RestClient>();
+    const clientFor = (system: HttpSystemSettings): RestClient => {
+      let client = clients.get(system.name);
+      if (!client) {
+        client = new RestClient(system, options);
+        clients.set(system.name, client);
+      }
+      return client;
+    };
+    const callRest = async (input: unknown, ctx: ActionContext): Promise<unknown> => {
+      const system = httpSystem(env.settings, ctx.domain);
+      const request = buildRequest(system, ctx.parameters, input);
+      const response = await clientFor(system).send(request, ctx.signal, ctx.log);
+      return response.body;
+    };
+    return { name: 'rest', actions: { CallRest: { 0: callRest } } };
+  };
+}
+
+/** The `rest` handler with the system resolver and real sockets. */
+export const restHandler: HandlerFactory = createRestHandler();
