@@ -1,0 +1,217 @@
+import { SagawayError } from '../core/errors.js';
+import type { QuerySettings } from '../config/settings.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { normalizeList, type FilterValue } from './list-options.js';
+import type { ListOptions, ListPage, QueryResult, State, StateRecord, WriteOptions } from './state.js';
+import { IDEMPOTENCY_RETENTION_MS, checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
+
+/**
+ * The `memory` state: records in a Map, gone when the process ends. Stored data is a private
+ * copy and every read returns a fresh copy, so a caller mutating a record (or the payload it
+ * came from) never changes the store behind its back.
+ */
+
+interface Row {
+  seq: number;
+  version: number;
+  data: Record<string, unknown>;
+}
+
+/** Options of a memory state. */
+export interface MemoryStateOptions {
+  alias: string;
+  queries?: Readonly<Record<string, QuerySettings>>;
+}
+
+const MAX_QUERY_ROWS = 1000;
+
+/** A state kept in process memory. */
+export class MemoryState implements State {
+  readonly alias: string;
+  readonly kind = 'memory' as const;
+  private readonly rows = new Map<string, Row>();
+  private readonly idem = new Map<string, { at: number; result: StateRecord }>();
+  private readonly queries: Readonly<Record<string, QuerySettings>>;
+  private seq = 0;
+  private writesSincePrune = 0;
+  private closed = false;
+
+  constructor(options: MemoryStateOptions) {
+    this.alias = options.alias;
+    this.queries = options.queries ?? {};
+  }
+
+  async init(): Promise<void> {}
+
+  async get(id: string): Promise<StateRecord | undefined> {
+    this.open();
+    const row = this.rows.get(id);
+    return row ? toRecord(id, row) : undefined;
+  }
+
+  async list(options?: ListOptions): Promise<ListPage> {
+    this.open();
+    const o = normalizeList(options);
+    const after = o.after === undefined ? undefined : decodeCursor(o.after, o.sortKey);
+    let rows: [string, Row][] = [];
+    for (const entry of this.rows) if (matches(entry[0], entry[1], o.filter)) rows.push(entry);
+    const field = o.field;
+    const dir = o.desc ? -1 : 1;
+    if (field !== undefined) {
+      rows.sort((a, b) => dir * (compareValues(sortValue(a, field), sortValue(b, field)) || compareIds(a[0], b[0])));
+    }
+    if (after) {
+      rows = rows.filter((r) => {
+        if (field === undefined) return r[1].seq > (after.key as number);
+        const c = compareValues(sortValue(r, field), after.key) || compareIds(r[0], after.id);
+        return dir * c > 0;
+      });
+    }
+    const page = rows.slice(o.skip, o.skip + o.limit + 1);
+    const more = page.length > o.limit;
+    if (more) page.pop();
+    const result: ListPage = { list: page.map(([id, row]) => toRecord(id, row)) };
+    const last = page[page.length - 1];
+    if (more && last) {
+      const key = field === undefined ? last[1].seq : sortValue(last, field);
+      result.next = encodeCursor({ sort: o.sortKey, key, id: last[0] });
+    }
+    return result;
+  }
+
+  create(id: string, data: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
+    return this.write('create', id, data, options);
+  }
+  update(id: string, patch: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
+    return this.write('update', id, patch, options);
+  }
+  set(id: string, data: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
+    return this.write('set', id, data, options);
+  }
+  upsert(id: string, data: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
+    return this.write('upsert', id, data, options);
+  }
+  async delete(id: string, options?: WriteOptions): Promise<void> {
+    await this.write('delete', id, undefined, options);
+  }
+
+  async query(name: string, bindings: Record<string, unknown>): Promise<QueryResult> {
+    this.open();
+    const q = Object.hasOwn(this.queries, name) ? this.queries[name] : undefined;
+    if (!q?.filter) throw new SagawayError('QUERY_NOT_FOUND', `state "${this.alias}" has no query "${name}"`);
+    const filter: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(q.filter)) {
+      // a value ":name" is a parameter bound from the input, like :name in SQL
+      if (typeof value === 'string' && /^:[A-Za-z_][A-Za-z0-9_]*$/.test(value)) {
+        const param = value.slice(1);
+        if (!Object.hasOwn(bindings, param) || bindings[param] === undefined) {
+          throw new SagawayError('VALIDATION_FAILED', `query parameter "${param}" is missing from the input`);
+        }
+        filter[key] = bindings[param];
+      } else filter[key] = value;
+    }
+    const o = normalizeList({ filter });
+    const list: StateRecord[] = [];
+    for (const [id, row] of this.rows) {
+      if (!matches(id, row, o.filter)) continue;
+      list.push(toRecord(id, row));
+      if (list.length >= MAX_QUERY_ROWS) break;
+    }
+    return { list };
+  }
+
+  async ping(): Promise<void> {
+    this.open();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  private async write(
+    op: WriteOp,
+    id: string,
+    data: Record<string, unknown> | undefined,
+    options?: WriteOptions,
+  ): Promise<StateRecord> {
+    this.open();
+    checkId(id);
+    const key = options?.idempotencyKey;
+    if (key !== undefined) {
+      const done = this.idem.get(key);
+      if (done) return structuredClone(done.result);
+    }
+    // a private deep copy, made before deciding anything so that a bad value changes nothing
+    const copy = data === undefined ? undefined : (JSON.parse(dataJson(data)) as Record<string, unknown>);
+    const row = this.rows.get(id);
+    const plan = planWrite(op, id, row ? { id, version: row.version, data: row.data } : undefined, copy, options);
+    if (plan.kind === 'delete') this.rows.delete(id);
+    else {
+      const seq = row ? row.seq : ++this.seq;
+      this.rows.set(id, { seq, version: plan.record.version, data: plan.record.data });
+    }
+    const result = structuredClone(plan.record);
+    if (key !== undefined) {
+      this.idem.set(key, { at: Date.now(), result: structuredClone(result) });
+      if (++this.writesSincePrune >= 1000) this.prune();
+    }
+    return result;
+  }
+
+  private prune(): void {
+    this.writesSincePrune = 0;
+    const cutoff = Date.now() - IDEMPOTENCY_RETENTION_MS;
+    for (const [key, entry] of this.idem) {
+      // entries are in insertion (time) order: stop at the first one to keep
+      if (entry.at >= cutoff) break;
+      this.idem.delete(key);
+    }
+  }
+
+  private open(): void {
+    if (this.closed) throw new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}" is closed`);
+  }
+}
+
+function toRecord(id: string, row: Row): StateRecord {
+  return { id, version: row.version, data: structuredClone(row.data) };
+}
+
+function matches(id: string, row: Row, filter: readonly [string, FilterValue][]): boolean {
+  for (const [field, value] of filter) {
+    const actual = field === 'id' ? id : Object.hasOwn(row.data, field) ? row.data[field] : undefined;
+    if (value === null ? actual !== null && actual !== undefined : actual !== value) return false;
+  }
+  return true;
+}
+
+/** The sort value of a record, as a scalar (see cursorValue). */
+function sortValue(entry: [string, Row], field: string): string | number | boolean | null {
+  if (field === 'id') return entry[0];
+  return cursorValue(Object.hasOwn(entry[1].data, field) ? entry[1].data[field] : undefined);
+}
+
+/** Objects and arrays sort as their JSON text (as in SQLite), so a cursor can carry the key. */
+function cursorValue(value: unknown): string | number | boolean | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'object') return JSON.stringify(value);
+  return value as string | number | boolean;
+}
+
+function rank(value: string | number | boolean | null): number {
+  if (value === null) return 0;
+  return typeof value === 'boolean' ? 1 : typeof value === 'number' ? 2 : 3;
+}
+
+/** A total order over sort values: missing/null < booleans < numbers < strings (and JSON text). */
+export function compareValues(a: string | number | boolean | null, b: string | number | boolean | null): number {
+  const ra = rank(a);
+  const rb = rank(b);
+  if (ra !== rb) return ra - rb;
+  if (a === null || b === null) return 0;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,349 @@
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import { SagawayError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import type { QuerySettings } from '../config/settings.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { normalizeList, type FilterValue } from './list-options.js';
+import { bindValues, compileNamedQuery, type CompiledQuery } from './named-params.js';
+import { listClauses, type SqlDialect } from './sql-list.js';
+import type { ListOptions, ListPage, QueryResult, State, StateRecord, WriteOptions } from './state.js';
+import { IDEMPOTENCY_RETENTION_MS, checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
+
+/**
+ * The `postgres` state (`pg` pool): one table per state (id, version, data JSONB, created_at,
+ * updated_at, plus `seq` for insertion order), created if missing, and `<table>_idem` for applied
+ * idempotency keys. A write locks its row (SELECT ... FOR UPDATE) and stores its idempotency key
+ * in the same transaction.
+ *
+ * Outages: the pool has an `error` listener (an idle connection killed by a server restart
+ * would otherwise crash the process), a checked-out client gets one too, and any failure to
+ * reach the server becomes STATE_UNAVAILABLE (503, retryable). The pool opens new connections on
+ * demand, so the same instance works again once the server is back.
+ */
+
+/** Options of a PostgreSQL state. */
+export interface PostgresStateOptions {
+  alias: string;
+  url: string;
+  table: string;
+  /** default 10 */
+  poolSize?: number;
+  queries?: Readonly<Record<string, QuerySettings>>;
+  log?: Logger;
+  /** how long to wait for a connection; default 5 s */
+  connectTimeoutMs?: number;
+}
+
+const TABLE_RE = /^[A-Za-z_][A-Za-z0-9_]{0,57}$/;
+const MAX_QUERY_ROWS = 1000;
+
+/** SQLSTATE classes and Node error codes that mean "cannot reach the server". */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+]);
+
+/** Whether an error from pg means the server could not be reached (as opposed to a bad query). */
+export function isUnavailable(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+  const message = (err as { message?: unknown }).message;
+  return (
+    typeof message === 'string' &&
+    /Connection terminated|connection error|timeout exceeded when trying to connect|Client was closed|not queryable/i.test(
+      message,
+    )
+  );
+}
+
+interface RowData {
+  id: string;
+  version: number;
+  data: Record<string, unknown>;
+  _sk?: unknown;
+}
+
+/** A state in a PostgreSQL table. */
+export class PostgresState implements State {
+  readonly alias: string;
+  readonly kind = 'postgres' as const;
+  private readonly options: PostgresStateOptions;
+  private readonly t: string;
+  private readonly ti: string;
+  private pool: Pool | undefined;
+  private readonly compiled = new Map<string, CompiledQuery>();
+  private writesSincePrune = 0;
+
+  constructor(options: PostgresStateOptions) {
+    if (!TABLE_RE.test(options.table))
+      throw new SagawayError('CONFIG_INVALID', `invalid table name "${options.table}"`);
+    this.options = options;
+    this.alias = options.alias;
+    this.t = `"${options.table}"`;
+    this.ti = `"${options.table}_idem"`;
+  }
+
+  async init(): Promise<void> {
+    if (this.pool) return;
+    const pg = (await import('pg')).default;
+    const pool = new pg.Pool({
+      connectionString: this.options.url,
+      max: this.options.poolSize ?? 10,
+      connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000,
+      idleTimeoutMillis: 30_000,
+    });
+    pool.on('error', (err) => {
+      // an idle connection died (server restart, network): the pool drops it and opens a new one later
+      this.options.log?.warn({ state: this.alias, code: (err as { code?: string }).code }, 'postgres connection lost');
+    });
+    this.pool = pool;
+    await this.run(
+      `CREATE TABLE IF NOT EXISTS ${this.t} (seq BIGSERIAL NOT NULL, id TEXT PRIMARY KEY, version INTEGER NOT NULL, ` +
+        `data JSONB NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+    );
+    await this.run(`CREATE INDEX IF NOT EXISTS "${this.options.table}_seq" ON ${this.t} (seq)`);
+    await this.run(
+      `CREATE TABLE IF NOT EXISTS ${this.ti} (key TEXT PRIMARY KEY, result JSONB, created_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+    );
+    await this.prune();
+  }
+
+  async get(id: string): Promise<StateRecord | undefined> {
+    const r = await this.run<RowData>(`SELECT id, version, data FROM ${this.t} WHERE id = $1`, [id]);
+    const row = r.rows[0];
+    return row ? toRecord(row) : undefined;
+  }
+
+  async list(options?: ListOptions): Promise<ListPage> {
+    const o = normalizeList(options);
+    const after = o.after === undefined ? undefined : decodeCursor(o.after, o.sortKey);
+    const params: unknown[] = [];
+    const bind = (v: unknown): string => `$${params.push(v)}`;
+    // missing fields sort as JSON null, so keys are never SQL NULL and row comparison is total
+    const field = (f: string): string => `COALESCE(data->'${f}', 'null'::jsonb)`;
+    const dialect: SqlDialect = {
+      sortExpr: (f) => (f === 'id' ? 'id' : field(f)),
+      equals: (f: string, v: FilterValue) =>
+        f === 'id' ? `id = ${bind(v === null ? null : String(v))}` : `${field(f)} = ${bind(JSON.stringify(v))}::jsonb`,
+      bind,
+      bindKey: (f, k) => (f === 'id' ? bind(k) : `${bind(k)}::jsonb`),
+      nullableKeys: false,
+      seq: 'seq',
+    };
+    const { where, orderBy, sortExpr } = listClauses(o, after, dialect);
+    // the jsonb key travels in the cursor as its exact text, so big numbers survive the round trip
+    const skSelect = o.field === undefined ? 'seq::float8' : o.field === 'id' ? 'id' : `${sortExpr}::text`;
+    const sql =
+      `SELECT id, version, data, ${skSelect} AS _sk FROM ${this.t}` +
+      (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
+      ` ORDER BY ${orderBy} LIMIT ${bind(o.limit + 1)} OFFSET ${bind(o.skip)}`;
+    const r = await this.run<RowData>(sql, params);
+    const rows = r.rows;
+    const more = rows.length > o.limit;
+    if (more) rows.pop();
+    const page: ListPage = { list: rows.map(toRecord) };
+    const last = rows[rows.length - 1];
+    if (more && last) page.next = encodeCursor({ sort: o.sortKey, key: last._sk as string | number, id: last.id });
+    return page;
+  }
+
+  create(id: string, data: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
+    return this.write('create', id, data, options);
+  }
+  update(id: string, patch: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
+    return this.write('update', id, patch, options);
+  }
+  set(id: string, data: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
+    return this.write('set', id, data, options);
+  }
+  upsert(id: string, data: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
+    return this.write('upsert', id, data, options);
+  }
+  async delete(id: string, options?: WriteOptions): Promise<void> {
+    await this.write('delete', id, undefined, options);
+  }
+
+  async query(name: string, bindings: Record<string, unknown>): Promise<QueryResult> {
+    const queries = this.options.queries ?? {};
+    const q = Object.hasOwn(queries, name) ? queries[name] : undefined;
+    if (!q?.sql) throw new SagawayError('QUERY_NOT_FOUND', `state "${this.alias}" has no query "${name}"`);
+    let compiled = this.compiled.get(name);
+    if (!compiled) {
+      compiled = compileNamedQuery(q.sql, 'postgres');
+      this.compiled.set(name, compiled);
+    }
+    const values = bindValues(compiled.names, bindings);
+    let rows: unknown[];
+    try {
+      rows = (await this.run(compiled.text, values)).rows;
+    } catch (err) {
+      if (err instanceof SagawayError && err.code === 'STATE_UNAVAILABLE') throw err;
+      const cause = err instanceof SagawayError ? err.cause : err;
+      const sqlstate = (cause as { code?: unknown } | undefined)?.code;
+      // class 22 = data exception: the input did not fit the query (e.g. "abc" for an integer)
+      if (typeof sqlstate === 'string' && sqlstate.startsWith('22')) {
+        throw new SagawayError('VALIDATION_FAILED', `query "${name}": a parameter has the wrong type`, { cause });
+      }
+      throw new SagawayError('QUERY_FAILED', `query "${name}" of state "${this.alias}" failed`, { cause });
+    }
+    if (rows.length > MAX_QUERY_ROWS) {
+      this.options.log?.warn({ state: this.alias, query: name }, `query result cut at ${MAX_QUERY_ROWS} rows`);
+      rows = rows.slice(0, MAX_QUERY_ROWS);
+    }
+    return { list: rows };
+  }
+
+  async ping(): Promise<void> {
+    await this.run('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.end();
+  }
+
+  private async write(
+    op: WriteOp,
+    id: string,
+    data: Record<string, unknown> | undefined,
+    options?: WriteOptions,
+  ): Promise<StateRecord> {
+    checkId(id);
+    const json = data === undefined ? undefined : dataJson(data);
+    const key = options?.idempotencyKey;
+    const result = await this.transaction(async (c) => {
+      if (key !== undefined) {
+        // the key row is inserted first: a second delivery of the same step waits here for the
+        // first one's transaction, then finds its result
+        const claim = await c.query(`INSERT INTO ${this.ti} (key) VALUES ($1) ON CONFLICT (key) DO NOTHING`, [key]);
+        if (claim.rowCount === 0) {
+          const done = await c.query<{ result: StateRecord }>(`SELECT result FROM ${this.ti} WHERE key = $1`, [key]);
+          const first = done.rows[0]?.result;
+          if (first) return first;
+        }
+      }
+      const cur = await c.query<RowData>(`SELECT id, version, data FROM ${this.t} WHERE id = $1 FOR UPDATE`, [id]);
+      const row = cur.rows[0];
+      const parsed = json === undefined ? undefined : (JSON.parse(json) as Record<string, unknown>);
+      const plan = planWrite(op, id, row ? toRecord(row) : undefined, parsed, options);
+      const r = plan.record;
+      if (plan.kind === 'insert') {
+        try {
+          await c.query(`INSERT INTO ${this.t} (id, version, data) VALUES ($1, $2, $3::jsonb)`, [
+            id,
+            r.version,
+            JSON.stringify(r.data),
+          ]);
+        } catch (err) {
+          // a concurrent create of the same id won the race
+          if ((err as { code?: string }).code === '23505')
+            throw new SagawayError('RECORD_EXISTS', `record "${id}" already exists`);
+          throw err;
+        }
+      } else if (plan.kind === 'update') {
+        await c.query(`UPDATE ${this.t} SET version = $2, data = $3::jsonb, updated_at = now() WHERE id = $1`, [
+          id,
+          r.version,
+          JSON.stringify(r.data),
+        ]);
+      } else {
+        await c.query(`DELETE FROM ${this.t} WHERE id = $1`, [id]);
+      }
+      if (key !== undefined)
+        await c.query(`UPDATE ${this.ti} SET result = $2::jsonb WHERE key = $1`, [key, JSON.stringify(r)]);
+      return r;
+    });
+    if (key !== undefined && ++this.writesSincePrune >= 1000) {
+      this.prune().catch((err: unknown) =>
+        this.options.log?.warn({ err, state: this.alias }, 'pruning idempotency keys failed'),
+      );
+    }
+    return result;
+  }
+
+  private async prune(): Promise<void> {
+    this.writesSincePrune = 0;
+    await this.run(`DELETE FROM ${this.ti} WHERE created_at < now() - ($1::bigint * interval '1 millisecond')`, [
+      IDEMPOTENCY_RETENTION_MS,
+    ]);
+  }
+
+  /** One statement on any pooled connection; connection failures become STATE_UNAVAILABLE. */
+  private async run<R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[]) {
+    const pool = this.openPool();
+    try {
+      return await pool.query<R>(sql, params);
+    } catch (err) {
+      throw this.wrap(err);
+    }
+  }
+
+  /** BEGIN ... COMMIT on one connection; rolled back when `fn` throws. */
+  private async transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    const pool = this.openPool();
+    let client: PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (err) {
+      throw this.wrap(err);
+    }
+    // while checked out the pool's own error listener is detached: without this one, a server
+    // restart in the middle of a transaction would be an unhandled 'error' event
+    let broken: unknown;
+    const onError = (err: unknown): void => {
+      broken = err;
+    };
+    client.on('error', onError);
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      if (broken === undefined && !isUnavailable(err)) {
+        await client.query('ROLLBACK').catch((e: unknown) => {
+          broken = e;
+        });
+      } else broken ??= err;
+      throw err instanceof SagawayError ? err : this.wrap(err);
+    } finally {
+      client.off('error', onError);
+      // a broken connection is destroyed instead of going back to the pool
+      client.release(broken === undefined ? undefined : (broken as Error));
+    }
+  }
+
+  private wrap(err: unknown): SagawayError {
+    if (err instanceof SagawayError) return err;
+    if (isUnavailable(err)) {
+      return new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}" is not available`, { cause: err });
+    }
+    return new SagawayError('INTERNAL', `state "${this.alias}": database error`, { cause: err });
+  }
+
+  private openPool(): Pool {
+    if (!this.pool) throw new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}" is not open`);
+    return this.pool;
+  }
+}
+
+function toRecord(row: RowData): StateRecord {
+  return { id: row.id, version: row.version, data: row.data };
+}

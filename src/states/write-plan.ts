@@ -1,0 +1,91 @@
+import { SagawayError } from '../core/errors.js';
+import { isForbiddenKey } from '../core/path.js';
+import type { StateRecord, WriteOptions } from './state.js';
+
+/**
+ * The rules of a write, shared by every state so that they behave the same: given the stored
+ * record (or none), decide what to store or fail with the contract's code. Each store applies
+ * the plan atomically in its own way (a Map, a SQLite transaction, a PostgreSQL transaction with
+ * the row locked).
+ */
+
+/** The five writes of the contract. */
+export type WriteOp = 'create' | 'update' | 'set' | 'upsert' | 'delete';
+
+/** What to do with the row. */
+export type WritePlan =
+  | { kind: 'insert'; record: StateRecord }
+  | { kind: 'update'; record: StateRecord }
+  | { kind: 'delete'; record: StateRecord };
+
+/** Largest record data, as JSON text. */
+export const MAX_DATA_BYTES = 1024 * 1024;
+/** Longest record id. */
+export const MAX_ID_LENGTH = 256;
+/** How long an applied idempotency key is remembered. */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+
+/** Check an id; VALIDATION_FAILED when it is empty or too long. */
+export function checkId(id: unknown): string {
+  if (typeof id !== 'string' || id === '' || id.length > MAX_ID_LENGTH) {
+    throw new SagawayError('VALIDATION_FAILED', `a record id must be a string of 1 to ${MAX_ID_LENGTH} characters`);
+  }
+  return id;
+}
+
+/** Serialise data, refusing what is not an object or over the size limit. */
+export function dataJson(data: unknown): string {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    throw new SagawayError('VALIDATION_FAILED', 'record data must be an object');
+  }
+  const json = JSON.stringify(data);
+  // length counts UTF-16 units; a byte count would be up to 3x this, close enough for a cap
+  if (json.length > MAX_DATA_BYTES) {
+    throw new SagawayError('PAYLOAD_TOO_LARGE', `record data is larger than ${MAX_DATA_BYTES} bytes`);
+  }
+  return json;
+}
+
+/** Shallow merge of a patch, skipping keys that would reach a prototype. */
+export function mergePatch(base: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(base)) out[key] = base[key];
+  for (const key of Object.keys(patch)) if (!isForbiddenKey(key)) out[key] = patch[key];
+  return out;
+}
+
+/** Decide a write. `data` is the new data (create/set/upsert) or the patch (update). */
+export function planWrite(
+  op: WriteOp,
+  id: string,
+  current: StateRecord | undefined,
+  data: Record<string, unknown> | undefined,
+  options: WriteOptions | undefined,
+): WritePlan {
+  const expected = options?.expectedVersion;
+  if (expected !== undefined && (!Number.isSafeInteger(expected) || expected < 0)) {
+    throw new SagawayError('VALIDATION_FAILED', 'the expected version must be a non-negative integer');
+  }
+  if (op === 'create') {
+    if (current) throw new SagawayError('RECORD_EXISTS', `record "${id}" already exists`);
+    return { kind: 'insert', record: { id, version: 1, data: data ?? {} } };
+  }
+  if (!current) {
+    if (op === 'upsert' && expected === undefined)
+      return { kind: 'insert', record: { id, version: 1, data: data ?? {} } };
+    // an upsert that names a version expects the record to exist at that version
+    if (op === 'upsert') throw stale(id, expected as number, 0);
+    throw new SagawayError('RECORD_NOT_FOUND', `record "${id}" not found`);
+  }
+  if (expected !== undefined && expected !== current.version) throw stale(id, expected, current.version);
+  if (op === 'delete') return { kind: 'delete', record: current };
+  const next = op === 'update' ? mergePatch(current.data, data ?? {}) : (data ?? {});
+  return { kind: 'update', record: { id, version: current.version + 1, data: next } };
+}
+
+function stale(id: string, expected: number, actual: number): SagawayError {
+  return new SagawayError(
+    'STALE_VERSION',
+    `record "${id}" is at version ${actual === 0 ? '(none)' : actual}, not ${expected}`,
+  );
+}
