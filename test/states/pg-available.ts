@@ -1,0 +1,26 @@
+import pg from 'pg';
+
+/**
+ * Whether a PostgreSQL server answers at `url`. Integration tests skip with the reason when it
+ * does not, and fail instead when SAGAWAY_REQUIRE_SERVICES=1.
+ */
+export async function pgUnavailableReason(url: string): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return undefined;
+  } catch (err) {
+    return `PostgreSQL not reachable at ${url.replace(/\/\/[^@]*@/, '//')}: ${(err as Error).message}`;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Skip (printing why) or, under SAGAWAY_REQUIRE_SERVICES=1, fail. */
+export function skipOrFail(reason: string): string | false {
+  if (process.env['SAGAWAY_REQUIRE_SERVICES'] === '1') throw new Error(`required service missing: ${reason}`);
+  console.log(`# skipped: ${reason}`);
+  return reason;
+}
