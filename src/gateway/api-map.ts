@@ -1,0 +1,62 @@
+import type { ApiSettings } from '../config/settings.js';
+
+/**
+ * The API mapping of DESIGN §3: a path prefix (matched by whole segments) selects a runner; the
+ * longest matching prefix wins and `/` maps everything. Compiled once into a Map keyed by the
+ * normalised prefix, so a lookup is at most one Map probe per path segment.
+ */
+
+/** A compiled API entry. */
+export interface CompiledApi {
+  readonly settings: ApiSettings;
+  /** normalised prefix, `/` or `/a/b` */
+  readonly prefix: string;
+  /** allowed methods (HEAD implied by GET); undefined = any */
+  readonly methods?: ReadonlySet<string>;
+  /** value of the `Allow` header of a 405 */
+  readonly allow: string;
+}
+
+/** All methods the gateway routes. */
+export const ROUTED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+function normalise(path: string): string {
+  const segs = path.split('/').filter((s) => s !== '');
+  return '/' + segs.join('/');
+}
+
+/** Compiled API mapping. */
+export class ApiMap {
+  private readonly byPrefix = new Map<string, CompiledApi>();
+
+  constructor(apis: readonly ApiSettings[]) {
+    for (const api of apis) {
+      const prefix = normalise(api.path);
+      // The first entry for a prefix wins, as a config reader would expect.
+      if (this.byPrefix.has(prefix)) continue;
+      let methods: Set<string> | undefined;
+      if (api.methods !== undefined) {
+        methods = new Set(api.methods.map((m) => m.toUpperCase()));
+        if (methods.has('GET')) methods.add('HEAD');
+      }
+      const allow = methods ? [...methods].join(', ') : ROUTED_METHODS.filter((m) => m !== 'OPTIONS').join(', ');
+      this.byPrefix.set(prefix, methods ? { settings: api, prefix, methods, allow } : { settings: api, prefix, allow });
+    }
+  }
+
+  /** The API serving `segments` (the saga path split), or undefined. */
+  match(segments: readonly string[]): CompiledApi | undefined {
+    if (this.byPrefix.size === 0) return undefined;
+    for (let n = segments.length; n > 0; n--) {
+      const api = this.byPrefix.get('/' + segments.slice(0, n).join('/'));
+      if (api) return api;
+    }
+    return this.byPrefix.get('/');
+  }
+
+  /** Whether `api` allows `method`. */
+  static allows(api: CompiledApi, method: string): boolean {
+    if (method === 'OPTIONS') return api.methods?.has('OPTIONS') ?? false;
+    return api.methods === undefined || api.methods.has(method);
+  }
+}

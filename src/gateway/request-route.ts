@@ -1,0 +1,59 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { toErrorInfo } from '../core/errors.js';
+import type { SagaRequest, SagaResult } from '../core/types.js';
+import type { GatewayContext } from './context.js';
+import { negotiate, render } from './formats/index.js';
+import { bodyInput, usesBody } from './input.js';
+import { failureProblem, successStatus } from './outcome.js';
+import { problemFor, sendProblem } from './problem.js';
+
+/**
+ * The one-shot form (`/api/request/<path>`, DESIGN §8): one saga run, one response in the
+ * negotiated format. Errors are always problem+json. When the client disconnects, the run's
+ * signal is aborted.
+ */
+export function requestHandler(ctx: GatewayContext) {
+  return async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const admitted = request.sagaway!;
+    const format = negotiate(admitted.sagaPath.extension, request.headers.accept);
+    if (format === null) return sendProblem(reply, problemFor('NOT_ACCEPTABLE', request.id, 'no acceptable format'));
+    const query = request.query as Record<string, unknown>;
+    const input = usesBody(request.method) ? bodyInput(request.body) : query;
+
+    const abort = new AbortController();
+    const res = reply.raw;
+    const onClose = (): void => {
+      if (!res.writableFinished) abort.abort();
+    };
+    res.once('close', onClose);
+    const req: SagaRequest = {
+      method: request.method,
+      path: admitted.sagaPath.path,
+      input,
+      query,
+      requestId: request.id,
+      user: admitted.principal,
+      deadline: Date.now() + ctx.settings.limits.timeoutMs,
+      signal: abort.signal,
+    };
+    let result: SagaResult;
+    try {
+      result = await ctx.service.run(admitted.api.settings.runner, req);
+    } catch (err) {
+      request.log.error({ err }, 'saga service failed');
+      result = { outcome: 'FAIL', http: 500, error: toErrorInfo(err) };
+    }
+    if (abort.signal.aborted) return reply;
+    if (result.outcome === 'FAIL' || result.outcome === 'TIMEOUT') {
+      return sendProblem(reply, failureProblem(result, request.id));
+    }
+    const status = successStatus(result);
+    if (status === 204 || status === 205) return reply.code(status).send();
+    const rendered = render(format, result.response);
+    if (!rendered)
+      return sendProblem(reply, problemFor('NOT_ACCEPTABLE', request.id, `the response has no ${format} form`));
+    if (rendered.headers) reply.headers(rendered.headers);
+    if (admitted.sagaPath.extension === undefined) reply.header('vary', 'Accept');
+    return reply.code(status).type(rendered.contentType).send(rendered.body);
+  };
+}

@@ -1,0 +1,257 @@
+import type { ServerResponse } from 'node:http';
+import type { FastifyBaseLogger } from 'fastify';
+import type { StreamSettings } from '../config/settings.js';
+import { toErrorInfo } from '../core/errors.js';
+import { isObject } from '../core/path.js';
+import type { Principal, SagaRequest, SagaResult } from '../core/types.js';
+import type { SagaService } from '../systems/system.js';
+import type { CursorCodec, CursorPosition } from './cursor.js';
+import type { GatewayMetrics } from './metrics.js';
+import { failureProblem } from './outcome.js';
+import { problemFor, type Problem } from './problem.js';
+import type { StreamRegistry } from './stream-limits.js';
+import { waitFor } from './stream-wait.js';
+import { entryData, formatComment, formatEvent } from './stream-writer.js';
+
+/**
+ * The SSE loop of one stream (DESIGN §7): run the saga, send each `list` entry as an event whose
+ * id is a cursor token, then either end (`continue` is not true) or wait and run again with
+ * `previous` = the last `next`. Invariants:
+ * - at most one saga run in flight; its signal is aborted the moment the client goes away;
+ * - no poll while the socket has unsent data (backpressure); a socket that stays full for
+ *   `stallTimeout` is closed (the client can resume with its cursor);
+ * - every timer is cleared in `stop()`, which the socket's close calls, so nothing outlives the
+ *   connection by more than the run in flight (and that run is aborted).
+ */
+
+/** What every loop of one gateway shares. */
+export interface StreamShared {
+  settings: StreamSettings;
+  timeoutMs: number;
+  service: SagaService;
+  cursors: CursorCodec;
+  registry: StreamRegistry;
+  metrics: GatewayMetrics;
+  log: FastifyBaseLogger;
+}
+
+/** One stream's parameters. */
+export interface StreamSpec {
+  runner: string;
+  method: string;
+  /** saga path (also what cursors are bound to) */
+  path: string;
+  input: Record<string, unknown>;
+  query: Record<string, unknown>;
+  requestId: string;
+  principal: Principal;
+  /** cursor binding of the caller */
+  caller: string;
+  /** admission key of the caller */
+  client: string;
+  /** where to resume, when the client presented a cursor */
+  start?: CursorPosition;
+  /** re-authenticates before every poll after the first; false ends the stream with UNAUTHORIZED */
+  recheck: () => Promise<boolean>;
+}
+
+/** A running stream. */
+export class StreamLoop {
+  private closed = false;
+  private poll?: AbortController;
+  private heartbeat: NodeJS.Timeout;
+  private timer?: NodeJS.Timeout;
+  private wake?: () => void;
+
+  constructor(
+    private readonly shared: StreamShared,
+    private readonly spec: StreamSpec,
+    private readonly res: ServerResponse,
+  ) {
+    this.heartbeat = setTimeout(this.ping, shared.settings.heartbeatMs);
+    shared.registry.timers++;
+    shared.registry.add(this);
+    shared.metrics.activeStreams.inc();
+    res.on('close', this.stop);
+  }
+
+  /** Stop now: abort the run in flight, clear timers, release the slot, end the response. Idempotent. */
+  readonly stop = (): void => {
+    if (this.closed) return;
+    this.closed = true;
+    const { registry, metrics } = this.shared;
+    clearTimeout(this.heartbeat);
+    registry.timers--;
+    this.disarm();
+    this.poll?.abort();
+    this.wake?.();
+    registry.release(this.spec.client, this);
+    metrics.activeStreams.dec();
+    if (!this.res.writableEnded) this.res.end();
+  };
+
+  /** Run the loop until the stream ends or the client goes away. */
+  async run(): Promise<void> {
+    const { settings, cursors } = this.shared;
+    const { path, caller } = this.spec;
+    let previous = this.spec.start?.previous;
+    let skip = this.spec.start ? this.spec.start.index + 1 : 0;
+    let first = true;
+    try {
+      while (!this.closed) {
+        if (!first && !(await this.spec.recheck())) {
+          if (!this.closed) this.sendError(problemFor('UNAUTHORIZED', this.spec.requestId));
+          break;
+        }
+        first = false;
+        if (!(await this.drained())) break;
+        const result = await this.runSaga(previous);
+        if (this.closed) break;
+        if (result.outcome === 'FAIL' || result.outcome === 'TIMEOUT') {
+          this.sendError(failureProblem(result, this.spec.requestId));
+          break;
+        }
+        const response = isObject(result.response) ? result.response : {};
+        const list = Array.isArray(response['list']) ? (response['list'] as unknown[]) : [];
+        const end = Math.min(list.length, skip + settings.maxEntries);
+        for (let i = skip; i < end; i++) {
+          const id = cursors.encode(
+            path,
+            caller,
+            previous === undefined ? { index: i, end: false } : { previous, index: i, end: false },
+          );
+          this.write(formatEvent({ id, data: entryData(list[i]) }));
+        }
+        if (end < list.length) {
+          // An oversized batch: the rest comes from re-running the same `previous` (as a resume would).
+          skip = end;
+          continue;
+        }
+        skip = 0;
+        if (response['continue'] !== true) {
+          const id = cursors.encode(
+            path,
+            caller,
+            previous === undefined ? { index: -1, end: true } : { previous, index: -1, end: true },
+          );
+          this.write(formatEvent({ event: 'end', id, data: '{"reason":"complete"}' }));
+          break;
+        }
+        const next = response['next'];
+        if (next !== undefined && next !== null) previous = next;
+        const ms = waitFor(response['wait'], settings, (value) =>
+          this.shared.log.warn(
+            { requestId: this.spec.requestId, wait: String(value).slice(0, 64) },
+            'invalid stream wait ignored',
+          ),
+        );
+        await this.sleep(ms);
+      }
+    } catch (err) {
+      this.shared.log.error({ err, requestId: this.spec.requestId }, 'stream loop failed');
+      if (!this.closed) this.sendError(problemFor('INTERNAL', this.spec.requestId));
+    } finally {
+      this.stop();
+    }
+  }
+
+  private async runSaga(previous: unknown): Promise<SagaResult> {
+    const { service, registry, metrics, timeoutMs } = this.shared;
+    const spec = this.spec;
+    const poll = new AbortController();
+    this.poll = poll;
+    const input = previous === undefined ? spec.input : { ...spec.input, previous };
+    const req: SagaRequest = {
+      method: spec.method,
+      path: spec.path,
+      input,
+      query: spec.query,
+      requestId: spec.requestId,
+      user: spec.principal,
+      deadline: Date.now() + timeoutMs,
+      signal: poll.signal,
+    };
+    metrics.polls.inc();
+    registry.runs++;
+    try {
+      return await service.run(spec.runner, req);
+    } catch (err) {
+      return { outcome: 'FAIL', http: 500, error: toErrorInfo(err) };
+    } finally {
+      registry.runs--;
+      if (this.poll === poll) this.poll = undefined;
+    }
+  }
+
+  private write(chunk: string): void {
+    if (this.closed) return;
+    const { metrics } = this.shared;
+    this.res.write(chunk);
+    this.heartbeat.refresh();
+    metrics.bytes.inc(Buffer.byteLength(chunk));
+    if (chunk.charCodeAt(0) !== 58 /* ':' */) metrics.events.inc();
+  }
+
+  private sendError(problem: Problem): void {
+    this.write(formatEvent({ event: 'error', data: JSON.stringify(problem) }));
+  }
+
+  private readonly ping = (): void => {
+    if (this.closed) return;
+    // A full socket gets no ping: it would only grow the buffer; the stall timer handles it.
+    if (!this.res.writableNeedDrain) this.write(formatComment('ping'));
+    this.heartbeat.refresh();
+  };
+
+  private arm(ms: number, fn: () => void): void {
+    this.disarm();
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.shared.registry.timers--;
+      fn();
+    }, ms);
+    this.shared.registry.timers++;
+  }
+
+  private disarm(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.shared.registry.timers--;
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (this.closed) return resolve();
+      this.wake = () => resolve();
+      this.arm(ms, () => resolve());
+    }).finally(() => {
+      this.wake = undefined;
+    });
+  }
+
+  /** Resolves true once the socket has drained, false when it closed or stalled too long. */
+  private drained(): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    if (!this.res.writableNeedDrain) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      const onDrain = (): void => {
+        this.disarm();
+        done(true);
+      };
+      const done = (ok: boolean): void => {
+        this.res.off('drain', onDrain);
+        this.wake = undefined;
+        resolve(ok && !this.closed);
+      };
+      this.wake = () => done(false);
+      this.res.on('drain', onDrain);
+      this.arm(this.shared.settings.stallTimeoutMs, () => {
+        this.shared.log.info({ requestId: this.spec.requestId }, 'stream stalled; closing');
+        done(false);
+        this.res.destroy();
+      });
+    });
+  }
+}

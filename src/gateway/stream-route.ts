@@ -1,0 +1,131 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SagawayError } from '../core/errors.js';
+import type { Principal } from '../core/types.js';
+import type { GatewayContext } from './context.js';
+import type { CursorPosition } from './cursor.js';
+import { bodyInput, usesBody } from './input.js';
+import { problemFor, sendProblem } from './problem.js';
+import { StreamLoop, type StreamShared } from './stream-loop.js';
+
+/**
+ * The stream form (`/api/stream/<path>`, DESIGN §7): checks the cursor (400 INVALID_CURSOR, or
+ * 204 for a finished stream), admits the stream (429/503 with Retry-After), then hands the raw
+ * response to a StreamLoop.
+ */
+
+/** Seconds a refused client is told to wait. */
+export const RETRY_AFTER_SECONDS = 5;
+
+/** Query keys that belong to the gateway, not to the saga's INPUT. */
+const GATEWAY_KEYS = ['lastEventId', 'access_token'];
+
+/** The cursor binding of a caller: its subject (anonymous callers share one binding). */
+export function callerOf(principal: Principal): string {
+  return principal.anonymous ? 'anonymous' : principal.sub;
+}
+
+/** The admission key of a caller: its subject, or its address when anonymous. */
+export function clientOf(principal: Principal, ip: string): string {
+  return principal.anonymous ? `ip:${ip}` : `sub:${principal.sub}`;
+}
+
+function withoutGatewayKeys(query: Record<string, unknown>): Record<string, unknown> {
+  if (!GATEWAY_KEYS.some((k) => Object.hasOwn(query, k))) return query;
+  const copy = { ...query };
+  for (const k of GATEWAY_KEYS) delete copy[k];
+  return copy;
+}
+
+/** The route handler of the stream form. */
+export function streamHandler(ctx: GatewayContext) {
+  const shared: StreamShared = {
+    settings: ctx.settings.stream,
+    timeoutMs: ctx.settings.limits.timeoutMs,
+    service: ctx.service,
+    cursors: ctx.cursors,
+    registry: ctx.streams,
+    metrics: ctx.metrics,
+    log: ctx.log,
+  };
+
+  return async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const admitted = request.sagaway!;
+    const path = admitted.sagaPath.path;
+    const rawQuery = request.query as Record<string, unknown>;
+    const caller = callerOf(admitted.principal);
+
+    let start: CursorPosition | undefined;
+    const header = request.headers['last-event-id'];
+    const fromQuery = rawQuery['lastEventId'];
+    const token =
+      typeof header === 'string' && header !== ''
+        ? header
+        : typeof fromQuery === 'string' && fromQuery !== ''
+          ? fromQuery
+          : undefined;
+    if (token !== undefined) {
+      try {
+        start = ctx.cursors.decode(path, caller, token);
+      } catch (err) {
+        if (err instanceof SagawayError) return sendProblem(reply, problemFor('INVALID_CURSOR', request.id));
+        throw err;
+      }
+      // The stream already ended: 204 tells EventSource clients to stop reconnecting.
+      if (start.end) return reply.code(204).send();
+    }
+
+    const query = withoutGatewayKeys(rawQuery);
+    const input = usesBody(request.method) ? bodyInput(request.body) : query;
+
+    const client = clientOf(admitted.principal, request.ip);
+    const refusal = ctx.streams.admit(client);
+    if (refusal) {
+      ctx.metrics.rejected.labels(refusal).inc();
+      return sendProblem(reply, problemFor(refusal, request.id), { 'retry-after': String(RETRY_AFTER_SECONDS) });
+    }
+    if (start) ctx.metrics.resumes.inc();
+
+    const credential = admitted.credential;
+    const api = admitted.api;
+    const recheck = credential
+      ? async (): Promise<boolean> => {
+          const principal = await ctx.auth.verify(credential);
+          return principal !== null && ctx.auth.authorize(api, principal).ok;
+        }
+      : async (): Promise<boolean> => true;
+
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+      'x-content-type-options': 'nosniff',
+      'x-request-id': request.id,
+    });
+    res.flushHeaders();
+    const loop = new StreamLoop(
+      shared,
+      {
+        runner: api.settings.runner,
+        method: request.method,
+        path,
+        input,
+        query,
+        requestId: request.id,
+        principal: admitted.principal,
+        caller,
+        client,
+        ...(start ? { start } : {}),
+        recheck,
+      },
+      res,
+    );
+    // The client may have gone while we were checking: then no 'close' is coming any more.
+    if (res.destroyed || request.raw.socket.destroyed) loop.stop();
+    // The response is hijacked: fastify's onResponse will not run, so count the request here.
+    ctx.metrics.observeRequest('stream', api.prefix, 200, 0);
+    void loop.run();
+    return reply;
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * The SSE wire format (DESIGN §7). Data is split on every CR, LF and CRLF into `data:` lines, so
+ * no text can start a new field or event; `id` and `event` values lose any CR, LF and NUL. Entries
+ * are compact JSON, which never holds a raw line break, so they travel as one `data:` line and
+ * come back byte for byte.
+ */
+
+const LINE_BREAK = /\r\n|\r|\n/;
+const FIELD_UNSAFE = /[\r\n\0]/g;
+
+/** One SSE event. */
+export interface SseEvent {
+  id?: string;
+  event?: string;
+  data: string;
+}
+
+/** Serialise an event, ending with the blank line that dispatches it. */
+export function formatEvent(ev: SseEvent): string {
+  let out = '';
+  if (ev.event !== undefined) out += 'event: ' + ev.event.replace(FIELD_UNSAFE, '') + '\n';
+  if (ev.id !== undefined) out += 'id: ' + ev.id.replace(FIELD_UNSAFE, '') + '\n';
+  // A data line may start with a space: the parser strips only the one after the colon.
+  if (LINE_BREAK.test(ev.data)) {
+    for (const line of ev.data.split(LINE_BREAK)) out += 'data: ' + line + '\n';
+  } else {
+    out += 'data: ' + ev.data + '\n';
+  }
+  return out + '\n';
+}
+
+/** A comment line (`: text`), ignored by clients; used for heartbeats. */
+export function formatComment(text: string): string {
+  return ': ' + text.replace(FIELD_UNSAFE, ' ') + '\n\n';
+}
+
+/** An entry of a stream's list as event data: compact JSON (`null` for undefined). */
+export function entryData(entry: unknown): string {
+  return JSON.stringify(entry) ?? 'null';
+}
