@@ -141,7 +141,10 @@ export class RestClient {
       log?.warn({ system, reason: ssrf.reason }, 'rest call refused by the SSRF policy');
       return ssrf;
     }
-    if (err instanceof SagawayError) return err;
+    if (err instanceof SagawayError) {
+      log?.debug({ system, code: err.code, http: err.http }, 'rest call failed');
+      return err;
+    }
     if (timeout.aborted) return new SagawayError('UPSTREAM_TIMEOUT', `upstream did not answer within ${this.system.timeoutMs} ms`, { http: 504 });
     if (signal.aborted) return new SagawayError('UPSTREAM_TIMEOUT', 'the call was cancelled before upstream answered', { http: 504 });
     const code = (err as { code?: unknown } | null)?.code;
