@@ -1,4 +1,4 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TSchema, type TUnion } from '@sinclair/typebox';
 import { DURATION_PATTERN, SIZE_PATTERN } from '../core/units.js';
 
 /**
@@ -19,12 +19,25 @@ export const SizeSchema = Type.Union([Type.Integer({ minimum: 0 }), Type.String(
   description: 'bytes, or a string such as "512b", "64kb", "1mb", "1gb"',
 });
 
+/**
+ * A union told apart by its `type` field. Written as oneOf + discriminator so that a validator
+ * reports the errors of the one variant that `type` names, not of every variant.
+ */
+function Discriminated<T extends TObject[]>(variants: [...T]) {
+  return Type.Unsafe<Static<TUnion<T>>>({
+    type: 'object',
+    required: ['type'],
+    discriminator: { propertyName: 'type' },
+    oneOf: variants,
+  });
+}
+
 const HttpMethod = Type.Union(
   ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'].map((m) => Type.Literal(m)),
-  { description: 'HTTP method' },
+  { description: 'one of GET, POST, PUT, PATCH, DELETE, HEAD' },
 );
 const HttpStatus = Type.Integer({ minimum: 100, maximum: 599 });
-const ConditionValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
+const ConditionValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()], { description: 'a string, number or boolean' });
 
 // ---------------------------------------------------------------- sagas
 
@@ -69,6 +82,7 @@ export const ErrorSpecSchema = Type.Object(
 
 const StepType = Type.Union(
   ['start', 'event', 'transform', 'condition', 'success', 'fail'].map((t) => Type.Literal(t)),
+  { description: 'one of start, event, transform, condition, success, fail' },
 );
 
 export const StepSchema = Type.Object(
@@ -170,7 +184,7 @@ const HttpSystem = Type.Object(
   strict,
 );
 const LocalSystem = Type.Object({ type: Type.Literal('local') }, strict);
-export const SystemSchema = Type.Union([NatsSystem, HttpSystem, LocalSystem]);
+export const SystemSchema = Discriminated([NatsSystem, HttpSystem, LocalSystem]);
 
 const Query = Type.Object(
   {
@@ -205,7 +219,7 @@ const PostgresState = Type.Object(
   },
   strict,
 );
-export const StateSchema = Type.Union([MemoryState, SqliteState, PostgresState]);
+export const StateSchema = Discriminated([MemoryState, SqliteState, PostgresState]);
 
 // ---------------------------------------------------------------- gateway
 

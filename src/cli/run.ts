@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { SagawayError } from '../core/errors.js';
+import { createLogger } from '../core/logger.js';
+import { isForbiddenKey, isObject } from '../core/path.js';
+import { ApiMap } from '../gateway/api-map.js';
+import { BUILTIN_HANDLERS } from '../handlers/index.js';
+import { Host } from '../runner/host.js';
+import { createState } from '../states/index.js';
+import type { CliOptions } from './args.js';
+import { configPath, loadChecked } from './load.js';
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/**
+ * `sagaway run --config FILE [--method M] [--data JSON] PATH`: run one saga in process and print
+ * `{"outcome","http","response","error"}` on stdout (DESIGN §9). Logs go to stderr.
+ */
+export async function runCommand(options: CliOptions, positionals: string[]): Promise<number> {
+  const target = positionals[0];
+  if (!target || positionals.length > 1) throw new SagawayError('VALIDATION_FAILED', 'run needs exactly one PATH');
+  const file = configPath(options.config, false);
+  if (!file) throw new SagawayError('VALIDATION_FAILED', 'no --config given and no ./sagaway.yaml here');
+  const { settings } = await loadChecked(file);
+  const method = (options.method ?? 'GET').toUpperCase();
+  const url = new URL(target, 'http://sagaway.invalid');
+  const query = queryObject(url.searchParams);
+  let input: Record<string, unknown> = query;
+  if (BODY_METHODS.has(method)) {
+    let body: unknown = {};
+    if (options.data !== undefined) {
+      try {
+        body = JSON.parse(options.data);
+      } catch {
+        throw new SagawayError('INVALID_JSON', '--data is not valid JSON');
+      }
+    }
+    if (!isObject(body)) throw new SagawayError('INVALID_BODY', '--data must be a JSON object');
+    input = body;
+  }
+  const log = createLogger({ fd: 2 });
+  const host = await Host.start({ settings, log, builtins: BUILTIN_HANDLERS, createState });
+  try {
+    const path = decodeURI(url.pathname);
+    const runner = pickRunner(host, settings.gateway.apis, path);
+    if (!runner) throw new SagawayError('NOT_FOUND', `no runner serves ${path}`);
+    const result = await host.run(runner, {
+      method,
+      path,
+      input,
+      query,
+      requestId: randomUUID(),
+      user: null,
+    });
+    const out = { outcome: result.outcome, http: result.http, response: result.response, ...(result.error ? { error: publicError(result.error) } : {}) };
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+    return result.outcome === 'SUCCESS' || result.outcome === 'ACK' ? 0 : 1;
+  } finally {
+    await host.close();
+    log.flush();
+  }
+}
+
+function publicError(e: { code: string; message: string; http?: number }) {
+  return { code: e.code, message: e.message, http: e.http };
+}
+
+function queryObject(params: URLSearchParams): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of params) {
+    if (isForbiddenKey(k)) continue;
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return out;
+}
+
+/** The runner for a path: the gateway's API mapping, else the one runner whose sagas serve it. */
+function pickRunner(host: Host, apis: ConstructorParameters<typeof ApiMap>[0], path: string): string | undefined {
+  const api = new ApiMap(apis).match(path.split('/').filter((s) => s !== ''));
+  if (api) return api.settings.runner;
+  for (const [name, runner] of host.runners) if (runner.serves(path)) return name;
+  return undefined;
+}
+

@@ -1,0 +1,278 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { ConfigIssue } from '../core/errors.js';
+import { isForbiddenKey } from '../core/path.js';
+import { parseDuration, parseSize } from '../core/units.js';
+import { checkSaga } from '../saga/graph.js';
+import { isLayerField } from './layer-fields.js';
+import type { RawConfig, RawEventMeta, RawRunner, RawState, RawSystem } from './schema.js';
+import type {
+  GatewaySettings,
+  RunnerSettings,
+  SagaDefinition,
+  SecretsSettings,
+  Settings,
+  StateSettings,
+  StreamBindingSettings,
+  StructuralActionSettings,
+  SystemSettings,
+} from './settings.js';
+
+/** Handler names that are built in (DESIGN §2); anything else in `handlers` is a module path. */
+export const BUILTIN_HANDLER_NAMES: ReadonlySet<string> = new Set(['read', 'write', 'query', 'rest', 'action', 'task', 'saga']);
+
+
+/** Reports an issue at a path of a file. */
+export type Report = (file: string, at: readonly (string | number)[], message: string, severity?: 'error' | 'warning') => void;
+
+const ms = (v: unknown, fallback: number) => parseDuration(v) ?? fallback;
+
+/** Compile a validated config (sagas already loaded into `sagasByRunner`) into frozen settings. */
+export function compileSettings(
+  raw: RawConfig,
+  file: string,
+  baseDir: string,
+  sagasByRunner: ReadonlyMap<string, SagaDefinition[]>,
+  report: Report,
+): Settings {
+  const at = (...path: (string | number)[]) => path;
+  const systems: Record<string, SystemSettings> = { local: { type: 'local', name: 'local' } };
+  for (const [name, sys] of Object.entries(raw.systems ?? {})) systems[name] = compileSystem(name, sys as RawSystem);
+  if (raw.defaultSystem !== undefined && !systems[raw.defaultSystem]) {
+    report(file, at('defaultSystem'), `unknown system "${raw.defaultSystem}"`);
+  }
+  const states: Record<string, StateSettings> = {};
+  for (const [alias, st] of Object.entries(raw.states ?? {})) {
+    const compiled = compileState(alias, st as RawState, baseDir);
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(compiled.type === 'memory' ? 'ok' : compiled.table)) {
+      report(file, at('states', alias), 'the alias is not a valid table name: set `table`');
+    }
+    states[alias] = compiled;
+  }
+  const runners: Record<string, RunnerSettings> = {};
+  for (const [name, r] of Object.entries(raw.runners ?? {})) {
+    runners[name] = compileRunner(name, r, raw, systems, baseDir, sagasByRunner.get(name) ?? [], file, report);
+  }
+  const gateway = compileGateway(raw, baseDir);
+  gateway.apis.forEach((api, i) => {
+    if (!runners[api.runner]) report(file, at('gateway', 'apis', i, 'runner'), `unknown runner "${api.runner}"`);
+  });
+  if (raw.gateway?.auth?.jwt) {
+    const jwt = raw.gateway.auth.jwt;
+    const keys = [jwt.secret, jwt.publicKey, jwt.jwksUrl].filter((k) => k !== undefined).length;
+    if (keys !== 1) report(file, at('gateway', 'auth', 'jwt'), 'set exactly one of secret, publicKey, jwksUrl');
+  }
+  const values: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw.values ?? {})) if (!isForbiddenKey(k)) values[k] = String(v);
+  return deepFreeze({
+    file,
+    baseDir,
+    gateway,
+    systems,
+    ...(raw.defaultSystem !== undefined ? { defaultSystem: raw.defaultSystem } : {}),
+    states,
+    values,
+    secrets: compileSecrets(raw, baseDir),
+    runners,
+  });
+}
+
+function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings {
+  const g = raw.gateway ?? {};
+  const jwt = g.auth?.jwt;
+  const s = g.stream ?? {};
+  return {
+    ...(g.port !== undefined ? { port: g.port } : {}),
+    host: g.host ?? '0.0.0.0',
+    trustProxy: g.trustProxy ?? false,
+    auth: {
+      ...(jwt
+        ? {
+            jwt: {
+              ...(jwt.secret !== undefined ? { secret: jwt.secret } : {}),
+              ...(jwt.publicKey !== undefined ? { publicKey: jwt.publicKey } : {}),
+              ...(jwt.jwksUrl !== undefined ? { jwksUrl: jwt.jwksUrl } : {}),
+              algorithms: jwt.algorithms ?? (jwt.secret !== undefined ? ['HS256'] : ['RS256', 'ES256', 'EdDSA']),
+              ...(jwt.issuer !== undefined ? { issuer: jwt.issuer } : {}),
+              ...(jwt.audience !== undefined ? { audience: jwt.audience } : {}),
+              rolesClaim: jwt.rolesClaim ?? 'roles',
+              clockToleranceMs: ms(jwt.clockTolerance, 5000),
+            },
+          }
+        : {}),
+      apiKeys: (g.auth?.apiKeys ?? []).map((k) => ({ name: k.name, sha256: k.sha256.toLowerCase(), roles: k.roles ?? [] })),
+      cookie: g.auth?.cookie ?? 'sagaway_token',
+      queryToken: g.auth?.queryToken ?? false,
+    },
+    apis: (g.apis ?? []).map((a) => ({
+      path: a.path,
+      runner: a.runner,
+      ...(a.methods ? { methods: a.methods } : {}),
+      roles: a.roles ?? [],
+      public: a.public ?? false,
+    })),
+    stream: {
+      defaultWaitMs: ms(s.defaultWait, 1000),
+      minWaitMs: ms(s.minWait, 50),
+      maxWaitMs: ms(s.maxWait, 300_000),
+      heartbeatMs: ms(s.heartbeat, 15_000),
+      maxPerClient: s.maxPerClient ?? 10,
+      maxStreams: s.maxStreams ?? 10_000,
+      stallTimeoutMs: ms(s.stallTimeout, 30_000),
+      maxEntries: s.maxEntries ?? 1000,
+      ...(s.cursorKey !== undefined ? { cursorKey: s.cursorKey } : {}),
+    },
+    limits: { bodyLimit: parseSize(g.limits?.bodyLimit) ?? 1024 * 1024, timeoutMs: ms(g.limits?.timeout, 10_000) },
+    ...(g.static !== undefined ? { static: resolve(baseDir, g.static) } : {}),
+  };
+}
+
+function compileSystem(name: string, sys: RawSystem): SystemSettings {
+  switch (sys.type) {
+    case 'nats':
+      return {
+        type: 'nats',
+        name,
+        servers: sys.servers,
+        ackWaitMs: ms(sys.ackWait, 30_000),
+        maxDeliver: sys.maxDeliver ?? 5,
+        ...(sys.user !== undefined ? { user: sys.user } : {}),
+        ...(sys.pass !== undefined ? { pass: sys.pass } : {}),
+        ...(sys.token !== undefined ? { token: sys.token } : {}),
+        prefix: sys.prefix ?? 'sagaway',
+      };
+    case 'http':
+      return {
+        type: 'http',
+        name,
+        baseUrl: sys.baseUrl,
+        timeoutMs: ms(sys.timeout, 10_000),
+        maxResponseSize: parseSize(sys.maxResponseSize) ?? 10 * 1024 * 1024,
+        headers: sys.headers ?? {},
+        allowPrivate: sys.allowPrivate ?? false,
+        followRedirects: sys.followRedirects ?? false,
+      };
+    case 'local':
+      return { type: 'local', name };
+  }
+}
+
+function compileState(alias: string, st: RawState, baseDir: string): StateSettings {
+  const base = {
+    alias,
+    queries: st.queries ?? {},
+    ...(st.seed !== undefined ? { seed: resolve(baseDir, st.seed) } : {}),
+  };
+  switch (st.type) {
+    case 'memory':
+      return { ...base, type: 'memory' };
+    case 'sqlite':
+      return { ...base, type: 'sqlite', file: st.file === ':memory:' ? st.file : resolve(baseDir, st.file), table: st.table ?? alias };
+    case 'postgres':
+      return { ...base, type: 'postgres', url: st.url, table: st.table ?? alias, poolSize: st.poolSize ?? 10 };
+  }
+}
+
+function compileSecrets(raw: RawConfig, baseDir: string): SecretsSettings {
+  const s = raw.secrets;
+  if (!s) return { from: 'env', prefix: 'SAGAWAY_SECRET_' };
+  if (s.from === 'env') return { from: 'env', prefix: s.prefix ?? 'SAGAWAY_SECRET_' };
+  return { from: 'file', file: resolve(baseDir, s.file) };
+}
+
+function compileRunner(
+  name: string,
+  r: RawRunner,
+  raw: RawConfig,
+  systems: Record<string, SystemSettings>,
+  baseDir: string,
+  sagas: SagaDefinition[],
+  file: string,
+  report: Report,
+): RunnerSettings {
+  const handlers = (r.handlers ?? []).map((h, i) => {
+    if (BUILTIN_HANDLER_NAMES.has(h)) return h;
+    const abs = resolve(baseDir, h);
+    if (!existsSync(abs)) report(file, ['runners', name, 'handlers', i], `handler module not found: ${h}`);
+    return abs;
+  });
+  const actions: Record<string, StructuralActionSettings> = {};
+  for (const [alias, a] of Object.entries(r.actions ?? {})) {
+    for (const key of Object.keys(a.meta ?? {})) {
+      if (!isLayerField(key)) {
+        report(file, ['runners', name, 'actions', alias, 'meta', key], `"${key}" is not a setting actions may default or override`);
+      }
+    }
+    actions[alias] = { alias, ...(a.handler !== undefined ? { handler: a.handler } : {}), meta: a.meta ?? {} };
+  }
+  const streams: Record<string, StreamBindingSettings> = {};
+  for (const [s, b] of Object.entries(r.streams ?? {})) {
+    const system = b.system ?? raw.defaultSystem ?? 'local';
+    if (!systems[system]) report(file, ['runners', name, 'streams', s, 'system'], `unknown system "${system}"`);
+    for (const key of Object.keys(b.meta ?? {})) {
+      if (!isLayerField(key)) {
+        report(file, ['runners', name, 'streams', s, 'meta', key], `"${key}" is not a setting streams may default or override`);
+      }
+    }
+    streams[s] = { name: s, ...(b.handler !== undefined ? { handler: b.handler } : {}), system, meta: b.meta ?? {} };
+  }
+  const runner: RunnerSettings = {
+    name,
+    deployment: r.deployment ?? '1',
+    handlers,
+    sagas,
+    actions,
+    streams,
+    maxSteps: r.maxSteps ?? 1000,
+  };
+  checkRunnerSagas(runner, raw, systems, report);
+  return runner;
+}
+
+/** Graph checks of every saga, and the event-step rules that need the runner around them. */
+function checkRunnerSagas(runner: RunnerSettings, raw: RawConfig, systems: Record<string, SystemSettings>, report: Report): void {
+  const ids = new Map<string, SagaDefinition>();
+  for (const saga of runner.sagas) {
+    const where = (...p: (string | number)[]) => [...saga.source.at, ...p];
+    if (ids.has(saga.id)) report(saga.source.file, where('id'), `duplicate saga id "${saga.id}" in runner "${runner.name}"`);
+    ids.set(saga.id, saga);
+    for (const issue of checkSaga(saga)) report(saga.source.file, where(...issue.at), issue.message, issue.severity);
+    saga.steps.forEach((step, i) => {
+      if (step.type !== 'event' || !step.eventMeta) return;
+      checkEventMeta(step.eventMeta, runner, raw, systems, (p, m) => report(saga.source.file, where('steps', i, 'eventMeta', ...p), m));
+    });
+  }
+}
+
+function checkEventMeta(
+  meta: RawEventMeta,
+  runner: RunnerSettings,
+  raw: RawConfig,
+  systems: Record<string, SystemSettings>,
+  report: (at: (string | number)[], message: string) => void,
+): void {
+  const stream = meta.stream ?? 'local';
+  if (stream !== 'local') {
+    const system = meta.system ?? raw.defaultSystem ?? 'local';
+    if (!systems[system]) report(['system'], `unknown system "${system}"`);
+    return;
+  }
+  // DESIGN §6.1: on `local` the handler must be explicit (a structural action may supply it).
+  const structural = Object.hasOwn(runner.actions, meta.action) ? runner.actions[meta.action] : undefined;
+  const handler = meta.handler ?? structural?.handler ?? (structural?.meta['handler']?.override as string | undefined) ?? (structural?.meta['handler']?.default as string | undefined);
+  if (handler === undefined) {
+    report(['handler'], 'required when stream is local (HANDLER_REQUIRED)');
+    return;
+  }
+  if (BUILTIN_HANDLER_NAMES.has(handler) && !runner.handlers.includes(handler)) {
+    report(['handler'], `handler "${handler}" is not listed in runners.${runner.name}.handlers`);
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}

@@ -1,0 +1,79 @@
+import { isForbiddenKey } from '../core/path.js';
+import type { CompiledSaga } from '../saga/graph.js';
+
+/**
+ * Which saga serves a request path (DESIGN §3): the saga's `path` may hold `:name` parameters.
+ * When several sagas match, the one with more literal segments wins, then the order written.
+ */
+
+interface Route {
+  saga: CompiledSaga;
+  segments: readonly { literal?: string; param?: string }[];
+  literals: number;
+}
+
+export type RouteMatch =
+  | { kind: 'found'; saga: CompiledSaga; params: Record<string, string> }
+  | { kind: 'not-found' }
+  | { kind: 'method-not-allowed'; allow: string[] };
+
+/** Split a path into non-empty segments (`/todos/42/` -> ['todos', '42']). */
+function split(path: string): string[] {
+  return path.split('/').filter((s) => s !== '');
+}
+
+/** The routes of a runner's sagas. */
+export class RouteTable {
+  private readonly routes: Route[];
+
+  constructor(sagas: readonly CompiledSaga[]) {
+    this.routes = sagas
+      .map((saga) => {
+        const segments = split(saga.path).map((s) => (s.startsWith(':') ? { param: s.slice(1) } : { literal: s }));
+        return { saga, segments, literals: segments.filter((s) => s.literal !== undefined).length };
+      })
+      .sort((a, b) => b.literals - a.literals);
+  }
+
+  /** Match a request; HEAD is served by sagas that allow GET. */
+  match(method: string, path: string): RouteMatch {
+    const parts = split(path);
+    const allow = new Set<string>();
+    for (const route of this.routes) {
+      const params = matchSegments(route, parts);
+      if (!params) continue;
+      const methods = route.saga.methods;
+      if (methods.includes(method) || (method === 'HEAD' && methods.includes('GET'))) {
+        return { kind: 'found', saga: route.saga, params };
+      }
+      for (const m of methods) allow.add(m);
+    }
+    return allow.size > 0 ? { kind: 'method-not-allowed', allow: [...allow] } : { kind: 'not-found' };
+  }
+
+  /** A saga by id. */
+  byId(id: string): CompiledSaga | undefined {
+    return this.routes.find((r) => r.saga.id === id)?.saga;
+  }
+}
+
+function matchSegments(route: Route, parts: string[]): Record<string, string> | undefined {
+  if (route.segments.length !== parts.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < parts.length; i++) {
+    const seg = route.segments[i]!;
+    const part = parts[i]!;
+    if (seg.literal !== undefined) {
+      if (seg.literal !== part) return undefined;
+    } else if (seg.param !== undefined && !isForbiddenKey(seg.param)) {
+      let value: string;
+      try {
+        value = decodeURIComponent(part);
+      } catch {
+        return undefined;
+      }
+      params[seg.param] = value;
+    }
+  }
+  return params;
+}

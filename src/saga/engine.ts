@@ -1,0 +1,256 @@
+import { randomUUID } from 'node:crypto';
+import { httpFor, SagawayError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { isObject } from '../core/path.js';
+import type { EventStatus, Payload, RequestContext, SagaResult } from '../core/types.js';
+import { parseDuration } from '../core/units.js';
+import type { EventMessage, EventReply } from '../systems/system.js';
+import { conditionValue } from './expression.js';
+import { selectLink, type CompiledSaga, type CompiledStep } from './graph.js';
+import { responseOf, writeEventOutput, writeOutput } from './payload.js';
+
+/** What the engine needs from the runner that orchestrates the saga. */
+export interface EngineDeps {
+  /** send an event where its `stream` says and resolve with the reply (never rejects) */
+  dispatch(event: EventMessage, signal: AbortSignal): Promise<EventReply>;
+  log: Logger;
+  /** steps one run may take (guards loops) */
+  maxSteps: number;
+}
+
+/** One run of a saga. */
+export interface SagaRun {
+  saga: CompiledSaga;
+  /** INPUT of DESIGN §4.1: the payload starts as { parameters: input } */
+  input: Record<string, unknown>;
+  context: RequestContext;
+  /** epoch ms by which the saga must end */
+  deadline: number;
+  runId?: string;
+  /** aborted when the caller gone: the run stops at the next step */
+  signal?: AbortSignal;
+}
+
+const TIMED_OUT = Symbol('saga timeout');
+const CALLER_GONE = Symbol('caller gone');
+
+/**
+ * Run a saga to its end (DESIGN §4). Never throws: every end is a SagaResult. The whole run is
+ * bounded by `deadline` (TIMEOUT, 504) and by `maxSteps`; when the caller's signal aborts, the
+ * in-flight event is cancelled through its signal and nothing further runs.
+ */
+export async function runSaga(deps: EngineDeps, run: SagaRun): Promise<SagaResult> {
+  const runId = run.runId ?? randomUUID();
+  const controller = new AbortController();
+  const remaining = run.deadline - Date.now();
+  const timer = setTimeout(() => controller.abort(TIMED_OUT), Math.max(0, remaining));
+  const onCallerAbort = () => controller.abort(CALLER_GONE);
+  run.signal?.addEventListener('abort', onCallerAbort, { once: true });
+  if (run.signal?.aborted) controller.abort(CALLER_GONE);
+  try {
+    return await loop(deps, run, runId, controller.signal);
+  } catch (err) {
+    if (controller.signal.aborted) return abortedResult(run.saga, runId, controller.signal.reason);
+    deps.log.error({ err, saga: run.saga.id, runId }, 'saga engine error');
+    return failed(run.saga, runId, toErrorInfo(err));
+  } finally {
+    clearTimeout(timer);
+    run.signal?.removeEventListener('abort', onCallerAbort);
+  }
+}
+
+async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: AbortSignal): Promise<SagaResult> {
+  const { saga } = run;
+  const ctx = run.context;
+  let payload: Payload = { parameters: run.input };
+  let step: CompiledStep = saga.start;
+  for (let count = 1; ; count++) {
+    if (signal.aborted) return abortedResult(saga, runId, signal.reason);
+    if (count > deps.maxSteps) {
+      return failed(saga, runId, { code: 'STEP_LIMIT_EXCEEDED', message: `more than ${deps.maxSteps} steps`, http: 500 });
+    }
+    let value = '';
+    let error: ErrorInfo | undefined;
+    switch (step.type) {
+      case 'success':
+        return { outcome: 'SUCCESS', http: step.http ?? 200, response: responseOf(payload, step.output), sagaId: saga.id, runId };
+      case 'fail':
+        return failed(saga, runId, failStepError(step, ctx.error));
+      case 'start':
+        value = '';
+        break;
+      case 'condition':
+        try {
+          value = conditionValue(await raced(step.expression!.evaluate(payload, ctx), signal));
+        } catch (e) {
+          if (signal.aborted) throw e;
+          value = 'FAIL';
+          error = expressionError('EXPRESSION_FAILED', step, e);
+        }
+        break;
+      case 'transform':
+        try {
+          const result = await raced(step.expression!.evaluate(payload, ctx), signal);
+          payload = step.output ? writeOutput(payload, result, step.output, []) : replaceWith(result);
+          value = 'SUCCESS';
+        } catch (e) {
+          if (signal.aborted) throw e;
+          value = 'FAIL';
+          // Our own errors (OUTPUT_NOT_OBJECT, path conflicts) keep their code; JSONata's become TRANSFORM_FAILED.
+          error = e instanceof SagawayError ? { ...e.toInfo(), step: step.id } : expressionError('TRANSFORM_FAILED', step, e);
+        }
+        break;
+      case 'event': {
+        const meta = step.eventMeta!;
+        const reply = await sendEvent(deps, run, runId, step, payload, signal);
+        ctx.status = reply.status;
+        value = reply.status;
+        if (reply.status === 'SUCCESS' || reply.status === 'ACK') {
+          try {
+            payload = writeEventOutput(payload, reply.output, reply.inputElement, reply.outputElement);
+          } catch (e) {
+            value = 'FAIL';
+            error = { ...toErrorInfo(e), step: step.id };
+          }
+          if (!error && reply.status === 'ACK' && meta.followAck !== true) {
+            return { outcome: 'ACK', http: 202, response: responseOf(payload, undefined), sagaId: saga.id, runId };
+          }
+        } else {
+          error = { ...(reply.error ?? { code: 'ACTION_FAILED', message: 'the action failed' }), step: step.id };
+        }
+        break;
+      }
+    }
+    if (error) {
+      // DESIGN §4.3: Auto Fail ends the saga; otherwise the flow handles FAIL/TIMEOUT/"*".
+      ctx.error = error;
+      if (step.autoFail ?? saga.autoFail) return failed(saga, runId, error);
+      const link = selectLink(step, value, true);
+      if (!link) {
+        return failed(saga, runId, {
+          code: 'UNHANDLED_STEP_FAILURE',
+          message: `step "${step.id}" failed with ${error.code} and no link handles it`,
+          http: error.http ?? httpFor(error.code),
+          step: step.id,
+          cause: error,
+        });
+      }
+      step = saga.steps.get(link.to)!;
+      continue;
+    }
+    const link = selectLink(step, value, false);
+    if (!link) {
+      return failed(saga, runId, {
+        code: 'NO_MATCHING_LINK',
+        message: `step "${step.id}" ended with "${value}" and no link matches it`,
+        http: 500,
+        step: step.id,
+      });
+    }
+    step = saga.steps.get(link.to)!;
+  }
+}
+
+async function sendEvent(
+  deps: EngineDeps,
+  run: SagaRun,
+  runId: string,
+  step: CompiledStep,
+  payload: Payload,
+  signal: AbortSignal,
+): Promise<EventReply> {
+  const meta = step.eventMeta!;
+  const ownTimeout = meta.timeout === undefined ? undefined : parseDuration(meta.timeout);
+  const deadline = ownTimeout === undefined ? run.deadline : Math.min(run.deadline, Date.now() + ownTimeout);
+  const event: EventMessage = {
+    id: randomUUID(),
+    runId,
+    stepId: step.id,
+    idempotencyKey: `${runId}:${step.id}`,
+    stream: meta.stream ?? 'local',
+    meta,
+    payload,
+    context: run.context,
+    deadline,
+  };
+  if (ownTimeout === undefined) return raced(deps.dispatch(event, signal), signal);
+  // A step timeout shorter than the saga's: cancel just this event and report TIMEOUT.
+  const eventController = new AbortController();
+  const forward = () => eventController.abort(signal.reason);
+  signal.addEventListener('abort', forward, { once: true });
+  const timer = setTimeout(() => eventController.abort(EVENT_TIMED_OUT), Math.max(0, deadline - Date.now()));
+  try {
+    return await raced(deps.dispatch(event, eventController.signal), eventController.signal);
+  } catch (e) {
+    if (eventController.signal.reason === EVENT_TIMED_OUT && !signal.aborted) {
+      return {
+        status: 'TIMEOUT' as EventStatus,
+        error: { code: 'EVENT_TIMEOUT', message: `no reply within ${ownTimeout} ms`, http: 504 },
+        inputElement: null,
+        outputElement: null,
+      };
+    }
+    throw e;
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', forward);
+  }
+}
+
+const EVENT_TIMED_OUT = Symbol('event timeout');
+
+/** Resolve with `p`, or reject with the signal's reason as soon as it aborts. */
+function raced<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+function replaceWith(result: unknown): Payload {
+  if (!isObject(result)) throw new SagawayError('OUTPUT_NOT_OBJECT', 'a transform without outputElement must produce an object');
+  return result;
+}
+
+function expressionError(code: 'EXPRESSION_FAILED' | 'TRANSFORM_FAILED', step: CompiledStep, e: unknown): ErrorInfo {
+  const msg = typeof (e as { message?: unknown })?.message === 'string' ? (e as Error).message : 'evaluation failed';
+  return { code, message: `step "${step.id}": ${msg}`.slice(0, 512), http: 500, step: step.id };
+}
+
+/** A `fail` step's error: its own `error`, else the last step error, else SAGA_FAILED. */
+function failStepError(step: CompiledStep, last: ErrorInfo | undefined): ErrorInfo {
+  const own = step.error;
+  if (!own?.code && last) {
+    return { ...last, ...(own?.message ? { message: own.message } : {}), ...(own?.http ? { http: own.http } : {}) };
+  }
+  const code = own?.code ?? 'SAGA_FAILED';
+  return { code, message: own?.message ?? 'the saga failed', http: own?.http ?? httpFor(code), step: step.id };
+}
+
+function failed(saga: CompiledSaga, runId: string, error: ErrorInfo): SagaResult {
+  return { outcome: 'FAIL', http: error.http ?? httpFor(error.code), error, sagaId: saga.id, runId };
+}
+
+function abortedResult(saga: CompiledSaga, runId: string, reason: unknown): SagaResult {
+  if (reason === CALLER_GONE) {
+    return { outcome: 'FAIL', http: 499, error: { code: 'REQUEST_ABORTED', message: 'the caller went away', http: 499 }, sagaId: saga.id, runId };
+  }
+  return {
+    outcome: 'TIMEOUT',
+    http: 504,
+    error: { code: 'SAGA_TIMEOUT', message: `saga "${saga.id}" did not end within its timeout`, http: 504 },
+    sagaId: saga.id,
+    runId,
+  };
+}

@@ -1,0 +1,46 @@
+import jsonata from 'jsonata';
+import type { RequestContext } from '../core/types.js';
+
+/**
+ * JSONata for `transform` and `condition` steps. Expressions come from configuration (trusted),
+ * are compiled once when the saga loads, and see the payload as `$` and the request context as
+ * the variables `$request`, `$user`, `$error` and `$status`.
+ */
+export interface Expression {
+  readonly source: string;
+  evaluate(payload: unknown, context: RequestContext): Promise<unknown>;
+}
+
+/** Compile an expression; throws with jsonata's message (and position) on a syntax error. */
+export function compileExpression(source: string): Expression {
+  const compiled = jsonata(source);
+  return {
+    source,
+    async evaluate(payload, context) {
+      const bindings = {
+        request: context.request,
+        user: context.user ?? undefined,
+        error: context.error,
+        status: context.status,
+      };
+      return normalize(await compiled.evaluate(payload, bindings));
+    },
+  };
+}
+
+/**
+ * JSONata returns arrays tagged as sequences and may share structure with its input; a plain
+ * copy keeps later writes into the payload from reaching back into the expression's input.
+ */
+function normalize(value: unknown): unknown {
+  if (value === undefined || value === null || typeof value !== 'object') return value;
+  return JSON.parse(JSON.stringify(value)) as unknown;
+}
+
+/** The condition value of a result (DESIGN §4.2): booleans as true/false, null/undefined as `-`. */
+export function conditionValue(result: unknown): string {
+  if (result === undefined || result === null) return '-';
+  if (typeof result === 'string') return result;
+  if (typeof result === 'number' || typeof result === 'boolean') return String(result);
+  return JSON.stringify(result);
+}

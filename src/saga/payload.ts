@@ -1,0 +1,65 @@
+import { SagawayError } from '../core/errors.js';
+import { isObject, parsePath, readPath, safeAssign, writePath } from '../core/path.js';
+import type { Payload } from '../core/types.js';
+import { parseOutputSpec, type OutputSpec } from './graph.js';
+
+/**
+ * Writing an event's output into the payload (DESIGN §6.2). Returns the payload to continue
+ * with: the same object, or the output itself when it replaces the whole payload.
+ *
+ *   outputElement `-`        discard
+ *   outputElement `$`        the output (an object) replaces the payload
+ *   outputElement `$.a.b`    written at a.b from the root, the input element ignored
+ *   outputElement `a.b`      written at <inputElement>.a.b (or a.b from the root without one)
+ *   absent, inputElement set the output replaces the input at inputElement
+ *   absent, no inputElement  an object output is merged (shallow) into the root; others dropped
+ */
+export function writeEventOutput(
+  payload: Payload,
+  output: unknown,
+  inputElement: string | null,
+  outputElement: string | null,
+): Payload {
+  const input = inputElement === null || inputElement === '$' ? null : parsePath(inputElement);
+  if (outputElement === null) {
+    if (input === null) {
+      if (inputElement === '$') return replaceRoot(output);
+      if (isObject(output)) safeAssign(payload, output);
+      return payload;
+    }
+    writePath(payload, input.segments, output);
+    return payload;
+  }
+  const spec = parseOutputSpec(outputElement);
+  return writeOutput(payload, output, spec, input?.segments ?? []);
+}
+
+/** Write a result at an output spec; `base` is prepended to relative paths. */
+export function writeOutput(payload: Payload, output: unknown, spec: OutputSpec, base: readonly (string | number)[]): Payload {
+  switch (spec.kind) {
+    case 'discard':
+      return payload;
+    case 'root':
+      return replaceRoot(output);
+    case 'path': {
+      const segments = spec.path.root ? spec.path.segments : [...base, ...spec.path.segments];
+      if (segments.length === 0) return replaceRoot(output);
+      writePath(payload, segments, output);
+      return payload;
+    }
+  }
+}
+
+function replaceRoot(output: unknown): Payload {
+  if (!isObject(output)) throw new SagawayError('OUTPUT_NOT_OBJECT', 'an output that replaces the payload must be an object');
+  return output;
+}
+
+/** The response of a saga (DESIGN §4.1): the payload without `parameters`, or the part at outputElement. */
+export function responseOf(payload: Payload, output: OutputSpec | undefined): unknown {
+  if (output?.kind === 'path') return readPath(payload, output.path.segments);
+  if (output?.kind === 'root') return payload;
+  const response: Payload = {};
+  for (const key of Object.keys(payload)) if (key !== 'parameters') response[key] = payload[key];
+  return response;
+}

@@ -1,0 +1,73 @@
+import type { StreamBindingSettings } from '../config/settings.js';
+import { SagawayError, toErrorInfo } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import type { SagaRequest, SagaResult } from '../core/types.js';
+import type { EventMessage, EventReply, System } from './system.js';
+
+/** A runner as the local system sees it (structurally, so systems never import the runner layer). */
+export interface LocalEndpoint {
+  readonly name: string;
+  readonly deployment: string;
+  readonly streams: Readonly<Record<string, StreamBindingSettings>>;
+  run(req: SagaRequest): Promise<SagaResult>;
+  execute(event: EventMessage, binding: StreamBindingSettings | undefined, signal: AbortSignal): Promise<EventReply>;
+}
+
+/**
+ * The `local` system: everything in one process. Saga requests go to the runner by name; an
+ * event on a stream goes to the runners of this process that consume that stream, filtered by
+ * the step's `deployments`. When several match, each runs it and the first reply is kept
+ * (DESIGN §6.1 `deployments`); the others are logged as duplicates.
+ */
+export class LocalSystem implements System {
+  readonly type = 'local' as const;
+  private readonly endpoints = new Map<string, LocalEndpoint>();
+
+  constructor(
+    readonly name: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** Make a runner of this process reachable. */
+  register(endpoint: LocalEndpoint): void {
+    this.endpoints.set(endpoint.name, endpoint);
+  }
+
+  run(runner: string, req: SagaRequest): Promise<SagaResult> {
+    const endpoint = this.endpoints.get(runner);
+    if (!endpoint) {
+      const error = toErrorInfo(new SagawayError('RUNNER_UNAVAILABLE', `runner "${runner}" is not running`));
+      return Promise.resolve({ outcome: 'FAIL', http: 503, error });
+    }
+    return endpoint.run(req);
+  }
+
+  async dispatch(event: EventMessage, options: { signal: AbortSignal }): Promise<EventReply> {
+    const allowed = event.meta.deployments;
+    const targets = [...this.endpoints.values()].filter(
+      (e) => Object.hasOwn(e.streams, event.stream) && (!allowed || allowed.includes(e.deployment)),
+    );
+    if (targets.length === 0) {
+      return {
+        status: 'FAIL',
+        error: toErrorInfo(new SagawayError('RUNNER_UNAVAILABLE', `no runner consumes stream "${event.stream}"`)),
+        inputElement: null,
+        outputElement: null,
+      };
+    }
+    const runs = targets.map((t) => t.execute(event, t.streams[event.stream], options.signal).then((r) => ({ ...r, deployment: t.deployment })));
+    const first = await Promise.race(runs);
+    if (runs.length > 1) {
+      this.log.warn({ stream: event.stream, step: event.stepId, runners: targets.map((t) => t.name) }, 'event ran on several deployments; the first reply was kept');
+    }
+    return first;
+  }
+
+  async ready(): Promise<boolean> {
+    return true;
+  }
+
+  async close(): Promise<void> {
+    this.endpoints.clear();
+  }
+}
