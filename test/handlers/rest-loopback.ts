@@ -30,7 +30,7 @@ export interface LoopbackServer {
 /** Route handler: answer or leave the response open (timeouts). */
 export type Route = (req: SeenRequest, res: ServerResponse) => void;
 
-/** Routes most tests use: /json, /text, /status/N, /slow, /big, /big-cl, /redirect?to=, /echo. */
+/** Routes most tests use: /json, /text, /status/N, /slow, /stall-body, /big, /big-cl, /redirect?to=, /loop, /echo. */
 export const defaultRoutes: Route = (req, res) => {
   const url = new URL(req.url, 'http://loopback');
   const send = (status: number, type: string, body: string, extra: Record<string, string> = {}): void => {
@@ -44,6 +44,11 @@ export const defaultRoutes: Route = (req, res) => {
   const status = /\/status\/(\d{3})$/.exec(url.pathname);
   if (status) return send(Number(status[1]), 'application/json', JSON.stringify({ error: 'upstream detail 10.1.2.3' }));
   if (url.pathname.endsWith('/slow')) return; // never answers: the client's timeout must fire
+  if (url.pathname.endsWith('/stall-body')) {
+    // headers and a first chunk, then nothing: the timeout must also cover reading the body
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return void res.write('{"partial":');
+  }
   if (url.pathname.endsWith('/big')) {
     // chunked, no content-length: the cap must apply while reading
     res.writeHead(200, { 'content-type': 'text/plain' });

@@ -88,6 +88,11 @@ describe('RestClient against a loopback server (allowPrivate)', () => {
     assert.ok(took >= 250 && took < 2_000, `took ${took} ms`);
   });
 
+  test('a body that stalls after the headers also ends in UPSTREAM_TIMEOUT', async () => {
+    const err = await rejection(call({ path: '/stall-body' }));
+    assert.equal(err.code, 'UPSTREAM_TIMEOUT');
+  });
+
   test('an aborted caller signal ends the call with UPSTREAM_TIMEOUT before the system timeout', async () => {
     const slowSystem = { ...system, timeoutMs: 10_000 };
     const c = new RestClient(slowSystem);

@@ -24,9 +24,10 @@ describe('buildUrl', () => {
     assert.equal(buildUrl('https://api.example.com', '/x', undefined).href, 'https://api.example.com/x');
   });
 
-  test('keeps the base query, the path query and the query object, in that order', () => {
-    const url = buildUrl('https://api.example.com/v1?key=k', '/s?x=1', { q: 'a&b', list: [1, true], no: null });
-    assert.equal(url.search, '?key=k&x=1&q=a%26b&list=1&list=true');
+  test('keeps the base query, then the query object, every value encoded', () => {
+    const url = buildUrl('https://api.example.com/v1?key=k', '/s', { q: 'a&b=c', list: [1, true], no: null });
+    assert.equal(url.search, '?key=k&q=a%26b%3Dc&list=1&list=true');
+    assert.equal(url.pathname, '/v1/s');
   });
 
   test('refuses anything that leaves the origin: SSRF_BLOCKED', () => {
@@ -43,7 +44,7 @@ describe('buildUrl', () => {
   });
 
   test('refuses backslashes, control characters and fragments', () => {
-    for (const path of ['/a\\b', '\\\\evil.example', '/a\r\nHost: x', '/a#frag', '/a\u0000']) {
+    for (const path of ['/a\\b', '\\\\evil.example', '/a\r\nHost: x', '/a#frag', '/a\u0000', '/items/1?admin=true']) {
       assert.equal(errorCode(() => buildUrl(base, path, undefined)), 'VALIDATION_FAILED', JSON.stringify(path));
     }
   });

@@ -47,7 +47,7 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // eslint-disable-next-line no-control-regex
 const BAD_VALUE = /[\u0000\r\n]/;
 // eslint-disable-next-line no-control-regex
-const BAD_PATH = /[\u0000-\u001f\u007f\\#]/;
+const BAD_PATH = /[\u0000-\u001f\u007f\\#?]/;
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 
 function invalid(message: string): SagawayError {
@@ -64,11 +64,13 @@ export function buildUrl(baseUrl: string, path: unknown, query: unknown): URL {
   if (path !== undefined && typeof path !== 'string') throw invalid('parameters.path must be a string');
   const p = path ?? '';
   if (p.length > 8192) throw invalid('parameters.path is too long');
-  if (BAD_PATH.test(p)) throw invalid('parameters.path must not contain control characters, "\\" or "#"');
+  // "?" too: a value injected into the path (`/items/%%id%%`) must not be able to add query
+  // parameters; queries go through parameters.query, where every value is encoded
+  if (BAD_PATH.test(p)) throw invalid('parameters.path must not contain control characters, "\\", "?" or "#" (use parameters.query)');
   // an absolute URL, a scheme change or a network-path reference ("//host") would leave the system
   if (SCHEME.test(p) || p.startsWith('//')) throw new SsrfBlockedError('path-origin');
   const basePath = base.pathname.replace(/\/+$/, '');
-  const rel = p === '' || p.startsWith('/') || p.startsWith('?') ? p : `/${p}`;
+  const rel = p === '' || p.startsWith('/') ? p : `/${p}`;
   const url = new URL(basePath + rel, base.origin);
   // "..", "%2e%2e" and friends are resolved by the parser; the result must stay under the base path
   if (url.origin !== base.origin) throw new SsrfBlockedError('path-origin');
@@ -76,7 +78,6 @@ export function buildUrl(baseUrl: string, path: unknown, query: unknown): URL {
     throw new SsrfBlockedError('path-escape');
   }
   const params = new URLSearchParams(base.search);
-  for (const [k, v] of url.searchParams) params.append(k, v);
   appendQuery(params, query);
   const search = params.toString();
   url.search = search === '' ? '' : `?${search}`;
