@@ -51,10 +51,10 @@ function checkBody(root: unknown, keys: boolean): void {
   }
 }
 
-/** The INPUT of a body: it must be a JSON object (an absent body is `{}`). */
+/** The INPUT of a body: it must be a JSON object (an absent body is `{}`, a JSON `null` is refused). */
 export function bodyInput(body: unknown): Record<string, unknown> {
-  if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) {
+  if (body === undefined) return {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new SagawayError('INVALID_BODY', 'the request body must be a JSON object');
   }
   return body as Record<string, unknown>;

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import type { Settings } from '../../src/config/settings.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { SagaRequest, SagaResult } from '../../src/core/types.js';
@@ -88,4 +89,15 @@ export async function startGateway(
   const gw = await createGateway({ settings: settingsWith(gateway), service, log: silentLogger() });
   const { port } = await gw.listen(0, '127.0.0.1');
   return { gw, base: `http://127.0.0.1:${port}`, close: () => gw.close() };
+}
+
+/** Send raw bytes over a new TCP connection to 127.0.0.1:`port`; resolves with everything read until close. */
+export function rawHttp(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = connect(port, '127.0.0.1', () => socket.end(text));
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+  });
 }
