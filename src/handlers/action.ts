@@ -1,0 +1,117 @@
+import { SagawayError } from '../core/errors.js';
+import { isForbiddenKey, isObject } from '../core/path.js';
+import type { RawEventMeta } from '../config/schema.js';
+import type { ActionContext, HandlerEnv, HandlerFactory } from '../runner/handler-api.js';
+import type { EventReply } from '../systems/system.js';
+import { nested } from './nesting.js';
+import { domainState, objectInput, stringParameter } from './params.js';
+
+/**
+ * The `action` handler: predefined action records (DESIGN §6.6 way 1). `TakeAction` reads the
+ * record `parameters.action` from a state (the domain, default `actions`) at call time, so a
+ * changed record applies to every saga at once. The record's data is an event template; its
+ * `%%param_<name>%%` placeholders are filled from the step's other parameters, and the event
+ * runs on this runner with the TakeAction input as its payload.
+ */
+
+/** Template fields that are event settings; other keys of a record (e.g. `description`) are ignored. */
+const META_FIELDS = [
+  'handler',
+  'action',
+  'version',
+  'domain',
+  'inputElement',
+  'outputElement',
+  'parameters',
+  'stream',
+  'system',
+  'deployments',
+  'inject',
+  'followAck',
+  'responseSystem',
+  'responseStream',
+  'timeout',
+] as const;
+
+const PLACEHOLDER = /%%param_([A-Za-z0-9_]+)(?:\|([^%]*))?%%/g;
+const WHOLE = /^%%param_([A-Za-z0-9_]+)(?:\|([^%]*))?%%$/;
+
+function lookup(params: Record<string, unknown>, name: string, fallback: string | undefined): unknown {
+  if (name !== 'action' && Object.hasOwn(params, name) && params[name] !== undefined) return params[name];
+  if (fallback !== undefined) return fallback;
+  throw new SagawayError('INJECT_UNRESOLVED', `action record placeholder %%param_${name}%% has no parameter "${name}"`);
+}
+
+/**
+ * Fill `%%param_<name>%%` (or `%%param_<name>|default%%`) in every string of a template, in one
+ * pass: text that a parameter brings in is never scanned again. A string that is exactly one
+ * placeholder takes the parameter's JSON value (a number stays a number); inside a longer string
+ * a non-string value is written as JSON.
+ */
+export function fillTemplate(value: unknown, params: Record<string, unknown>): unknown {
+  if (typeof value === 'string') {
+    const whole = WHOLE.exec(value);
+    if (whole) return lookup(params, whole[1] as string, whole[2]);
+    return value.replace(PLACEHOLDER, (_m, name: string, fallback: string | undefined) => {
+      const v = lookup(params, name, fallback);
+      return typeof v === 'string' ? v : JSON.stringify(v);
+    });
+  }
+  if (Array.isArray(value)) return value.map((v) => fillTemplate(v, params));
+  if (isObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value)) if (!isForbiddenKey(key)) out[key] = fillTemplate(value[key], params);
+    return out;
+  }
+  return value;
+}
+
+/** The event settings of a filled template; a record that is not one fails the step. */
+function toMeta(id: string, filled: Record<string, unknown>): RawEventMeta {
+  const meta: Record<string, unknown> = {};
+  for (const field of META_FIELDS) if (filled[field] !== undefined) meta[field] = filled[field];
+  if (typeof meta['version'] === 'string' && /^\d{1,9}$/.test(meta['version']))
+    meta['version'] = Number(meta['version']);
+  const bad = (why: string): SagawayError =>
+    new SagawayError('VALIDATION_FAILED', `action record "${id}" ${why}`, { http: 500 });
+  if (typeof meta['action'] !== 'string' || meta['action'] === '') throw bad('needs an "action"');
+  if (!Number.isSafeInteger(meta['version']) || (meta['version'] as number) < 0) throw bad('needs a "version" >= 0');
+  if (meta['parameters'] !== undefined && !isObject(meta['parameters']))
+    throw bad('has "parameters" that are not an object');
+  return meta as unknown as RawEventMeta;
+}
+
+/** Turn the nested event's reply into this action's answer. */
+export function answerWith(reply: EventReply, ctx: ActionContext): unknown {
+  if (reply.status === 'SUCCESS') return reply.output;
+  if (reply.status === 'ACK') return ctx.ack(reply.output);
+  const e = reply.error;
+  const code = e?.code ?? (reply.status === 'TIMEOUT' ? 'EVENT_TIMEOUT' : 'ACTION_FAILED');
+  throw new SagawayError(
+    code,
+    e?.message ?? `the event ended ${reply.status}`,
+    e?.http === undefined ? {} : { http: e.http },
+  );
+}
+
+function takeAction(env: HandlerEnv) {
+  /** action.TakeAction@0: run the event of record `parameters.action`; its output, ACK or error. */
+  return async (input: unknown, ctx: ActionContext): Promise<unknown> => {
+    const id = stringParameter(ctx, 'action');
+    if (id === undefined) throw new SagawayError('VALIDATION_FAILED', 'action.TakeAction needs parameters.action');
+    const payload = input === undefined || input === null ? {} : objectInput(input, 'action.TakeAction');
+    const record = await domainState(ctx, 'action.TakeAction', 'actions').get(id);
+    if (!record) throw new SagawayError('RECORD_NOT_FOUND', `action record "${id}" not found`);
+    const meta = toMeta(id, fillTemplate(record.data, ctx.parameters) as Record<string, unknown>);
+    const reply = await nested(`action record "${id}"`, () => env.runEvent(meta, payload, ctx));
+    return answerWith(reply, ctx);
+  };
+}
+
+/** The built-in `action` handler. */
+export const actionHandler: HandlerFactory = (env) => ({
+  name: 'action',
+  actions: {
+    TakeAction: { 0: takeAction(env) },
+  },
+});
