@@ -9,9 +9,10 @@ const ENTITIES: Readonly<Record<string, string>> = {
 };
 const SPECIAL = /[&<>"']/g;
 // Characters XML 1.0 cannot carry at all (C0 controls but tab/LF/CR, lone surrogates, U+FFFE/F).
-// eslint-disable-next-line no-control-regex -- these control characters are exactly what must go
+/* eslint-disable no-control-regex -- these control characters are exactly what must go */
 const INVALID_XML_CHARS =
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+/* eslint-enable no-control-regex */
 
 /** Escape text for HTML or XML element content and attribute values; removes characters XML forbids. */
 export function escapeText(text: string): string {
