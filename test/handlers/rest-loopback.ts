@@ -36,7 +36,8 @@ export const defaultRoutes: Route = (req, res) => {
   const send = (status: number, type: string, body: string, extra: Record<string, string> = {}): void => {
     res.writeHead(status, { 'content-type': type, ...extra }).end(body);
   };
-  if (url.pathname.endsWith('/json')) return send(200, 'application/json; charset=utf-8', JSON.stringify({ ok: true, n: 42 }));
+  if (url.pathname.endsWith('/json'))
+    return send(200, 'application/json; charset=utf-8', JSON.stringify({ ok: true, n: 42 }));
   if (url.pathname.endsWith('/problem-json')) return send(200, 'application/problem+json', '{"a":[1,2]}');
   if (url.pathname.endsWith('/bad-json')) return send(200, 'application/json', '{not json');
   if (url.pathname.endsWith('/text')) return send(200, 'text/plain; charset=utf-8', 'hello, world');
@@ -64,21 +65,35 @@ export const defaultRoutes: Route = (req, res) => {
   }
   if (url.pathname.endsWith('/big-cl')) return send(200, 'text/plain', 'y'.repeat(4096));
   if (url.pathname.endsWith('/redirect')) {
-    return send(Number(url.searchParams.get('status') ?? 302), 'text/plain', 'moved', { location: url.searchParams.get('to') ?? '/json' });
+    return send(Number(url.searchParams.get('status') ?? 302), 'text/plain', 'moved', {
+      location: url.searchParams.get('to') ?? '/json',
+    });
   }
   if (url.pathname.endsWith('/loop')) return send(302, 'text/plain', 'again', { location: req.url });
   // /echo and anything else: what the server saw
-  return send(200, 'application/json', JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body: req.body }));
+  return send(
+    200,
+    'application/json',
+    JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body: req.body }),
+  );
 };
 
 /** Start a server on `host` (127.0.0.1 or ::1), port 0. */
-export async function startLoopback(route: Route = defaultRoutes, host: '127.0.0.1' | '::1' = '127.0.0.1'): Promise<LoopbackServer> {
+export async function startLoopback(
+  route: Route = defaultRoutes,
+  host: '127.0.0.1' | '::1' = '127.0.0.1',
+): Promise<LoopbackServer> {
   const requests: SeenRequest[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const seen = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       requests.push(seen);
       route(seen, res);
     });

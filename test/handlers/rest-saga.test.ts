@@ -62,7 +62,9 @@ describe('rest.CallRest in a saga', () => {
       if (m && req.headers['authorization'] === `Bearer ${SECRET}`) {
         if (m[1] === 'missing') return void res.writeHead(404).end();
         res.writeHead(200, { 'content-type': 'application/json' });
-        return void res.end(JSON.stringify({ sku: m[1], currency: url.searchParams.get('currency'), tenant: req.headers['x-tenant'] }));
+        return void res.end(
+          JSON.stringify({ sku: m[1], currency: url.searchParams.get('currency'), tenant: req.headers['x-tenant'] }),
+        );
       }
       if (m) return void res.writeHead(401).end();
       return defaultRoutes(req, res);

@@ -188,7 +188,10 @@ describe('RestClient against a loopback server (allowPrivate)', () => {
   test('with followRedirects a redirect is followed (303 turns POST into GET without a body)', async () => {
     const follow = { ...system, followRedirects: true };
     const c = new RestClient(follow);
-    const res = await c.send(buildRequest(follow, { method: 'POST', path: '/redirect', query: { to: '/api/echo', status: 303 } }, { x: 1 }), never);
+    const res = await c.send(
+      buildRequest(follow, { method: 'POST', path: '/redirect', query: { to: '/api/echo', status: 303 } }, { x: 1 }),
+      never,
+    );
     await c.close();
     const seen = res.body as { method: string; url: string; body: string };
     assert.equal(seen.method, 'GET');
@@ -199,7 +202,10 @@ describe('RestClient against a loopback server (allowPrivate)', () => {
   test('307 keeps the method and the body', async () => {
     const follow = { ...system, followRedirects: true };
     const c = new RestClient(follow);
-    const res = await c.send(buildRequest(follow, { method: 'POST', path: '/redirect', query: { to: '/api/echo', status: 307 } }, { x: 1 }), never);
+    const res = await c.send(
+      buildRequest(follow, { method: 'POST', path: '/redirect', query: { to: '/api/echo', status: 307 } }, { x: 1 }),
+      never,
+    );
     await c.close();
     const seen = res.body as { method: string; body: string };
     assert.equal(seen.method, 'POST');

@@ -46,7 +46,8 @@ function nextHop(current: RestRequest, status: number, location: URL): RestReque
   for (const [name, value] of Object.entries(current.headers)) {
     if (sameOrigin || CROSS_ORIGIN_SAFE.has(name)) headers[name] = value;
   }
-  const toGet = status === 303 ? current.method !== 'HEAD' : (status === 301 || status === 302) && current.method === 'POST';
+  const toGet =
+    status === 303 ? current.method !== 'HEAD' : (status === 301 || status === 302) && current.method === 'POST';
   if (toGet || current.body === undefined) {
     delete headers['content-type'];
     return { method: toGet ? 'GET' : current.method, url: location, headers };
@@ -86,7 +87,10 @@ export class RestClient {
     const started = Date.now();
     try {
       const res = await this.exchange(request, both);
-      log?.debug({ system: this.system.name, method: request.method, status: res.status, ms: Date.now() - started }, 'rest call');
+      log?.debug(
+        { system: this.system.name, method: request.method, status: res.status, ms: Date.now() - started },
+        'rest call',
+      );
       return res;
     } catch (err) {
       throw this.translate(err, timeout, signal, log);
@@ -113,7 +117,8 @@ export class RestClient {
       const location = res.headers['location'];
       if (REDIRECTS.has(res.statusCode) && typeof location === 'string') {
         discard(res.body);
-        if (!this.system.followRedirects) throw upstream(`upstream answered ${res.statusCode} (redirects are not followed for this system)`);
+        if (!this.system.followRedirects)
+          throw upstream(`upstream answered ${res.statusCode} (redirects are not followed for this system)`);
         if (hop >= this.maxRedirects) throw upstream(`upstream redirected more than ${this.maxRedirects} times`);
         let target: URL;
         try {
@@ -121,7 +126,8 @@ export class RestClient {
         } catch {
           throw upstream('upstream redirected to an invalid URL');
         }
-        if (current.url.protocol === 'https:' && target.protocol === 'http:') throw upstream('upstream redirected from https to http');
+        if (current.url.protocol === 'https:' && target.protocol === 'http:')
+          throw upstream('upstream redirected from https to http');
         current = nextHop(current, res.statusCode, target);
         continue;
       }
@@ -145,8 +151,12 @@ export class RestClient {
       log?.debug({ system, code: err.code, http: err.http }, 'rest call failed');
       return err;
     }
-    if (timeout.aborted) return new SagawayError('UPSTREAM_TIMEOUT', `upstream did not answer within ${this.system.timeoutMs} ms`, { http: 504 });
-    if (signal.aborted) return new SagawayError('UPSTREAM_TIMEOUT', 'the call was cancelled before upstream answered', { http: 504 });
+    if (timeout.aborted)
+      return new SagawayError('UPSTREAM_TIMEOUT', `upstream did not answer within ${this.system.timeoutMs} ms`, {
+        http: 504,
+      });
+    if (signal.aborted)
+      return new SagawayError('UPSTREAM_TIMEOUT', 'the call was cancelled before upstream answered', { http: 504 });
     const code = (err as { code?: unknown } | null)?.code;
     log?.warn({ system, code: typeof code === 'string' ? code : undefined }, 'rest call failed');
     return upstream('upstream could not be reached', 502, err);

@@ -80,7 +80,9 @@ export async function resolveChecked(
 ): Promise<ResolvedAddress[]> {
   const literal = isIP(hostname);
   const addresses: ResolvedAddress[] =
-    literal !== 0 ? [{ address: hostname, family: literal as 4 | 6 }] : [...(await lookup(hostname))].slice(0, MAX_ADDRESSES);
+    literal !== 0
+      ? [{ address: hostname, family: literal as 4 | 6 }]
+      : [...(await lookup(hostname))].slice(0, MAX_ADDRESSES);
   if (addresses.length === 0) throw Object.assign(new Error('name did not resolve'), { code: 'ENOTFOUND' });
   // every address must pass, not just the first: a name that mixes public and private answers
   // is refused as a whole rather than trusted for whichever answer happens to come first

@@ -25,7 +25,11 @@ function fakeEnv(systems: Record<string, SystemSettings>): HandlerEnv {
   };
 }
 
-function fakeCtx(domain: string | undefined, parameters: Record<string, unknown>, log: Logger = silentLogger()): ActionContext {
+function fakeCtx(
+  domain: string | undefined,
+  parameters: Record<string, unknown>,
+  log: Logger = silentLogger(),
+): ActionContext {
   return {
     parameters,
     domain,
@@ -72,7 +76,14 @@ describe('rest handler', () => {
     server = await startLoopback();
     systems = {
       local: { type: 'local', name: 'local' },
-      bus: { type: 'nats', name: 'bus', servers: ['nats://127.0.0.1:4222'], ackWaitMs: 30_000, maxDeliver: 5, prefix: 'sagaway' },
+      bus: {
+        type: 'nats',
+        name: 'bus',
+        servers: ['nats://127.0.0.1:4222'],
+        ackWaitMs: 30_000,
+        maxDeliver: 5,
+        prefix: 'sagaway',
+      },
       inside: httpSystem('inside', `${server.origin}/api`, { allowPrivate: true, headers: { 'X-Tenant': 't1' } }),
       guarded: httpSystem('guarded', `${server.origin}/api`),
     };

@@ -16,7 +16,10 @@ export { classifyAddress, refusedCategory, assertUrlAllowed, type AddressCategor
 export function httpSystem(settings: Settings, domain: string | undefined): HttpSystemSettings {
   const system = domain !== undefined && Object.hasOwn(settings.systems, domain) ? settings.systems[domain] : undefined;
   if (system?.type !== 'http') {
-    throw new SagawayError('DOMAIN_NOT_FOUND', `rest.CallRest needs a domain naming an http system; "${domain ?? ''}" is not one`);
+    throw new SagawayError(
+      'DOMAIN_NOT_FOUND',
+      `rest.CallRest needs a domain naming an http system; "${domain ?? ''}" is not one`,
+    );
   }
   return system;
 }

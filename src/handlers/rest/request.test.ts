@@ -31,28 +31,55 @@ describe('buildUrl', () => {
   });
 
   test('refuses anything that leaves the origin: SSRF_BLOCKED', () => {
-    for (const path of ['https://evil.example/', 'http:evil.example', '//evil.example/x', 'file:///etc/passwd', 'javascript:alert(1)']) {
-      assert.equal(errorCode(() => buildUrl(base, path, undefined)), 'SSRF_BLOCKED', path);
+    for (const path of [
+      'https://evil.example/',
+      'http:evil.example',
+      '//evil.example/x',
+      'file:///etc/passwd',
+      'javascript:alert(1)',
+    ]) {
+      assert.equal(
+        errorCode(() => buildUrl(base, path, undefined)),
+        'SSRF_BLOCKED',
+        path,
+      );
     }
   });
 
   test('refuses dot segments that climb out of the base path, also encoded', () => {
     for (const path of ['/../admin', '/a/../../admin', '/%2e%2e/admin', '/.%2E/admin', '..']) {
-      assert.equal(errorCode(() => buildUrl(base, path, undefined)), 'SSRF_BLOCKED', path);
+      assert.equal(
+        errorCode(() => buildUrl(base, path, undefined)),
+        'SSRF_BLOCKED',
+        path,
+      );
     }
     assert.equal(buildUrl(base, '/a/../b', undefined).pathname, '/v1/b');
   });
 
   test('refuses backslashes, control characters and fragments', () => {
     for (const path of ['/a\\b', '\\\\evil.example', '/a\r\nHost: x', '/a#frag', '/a\u0000', '/items/1?admin=true']) {
-      assert.equal(errorCode(() => buildUrl(base, path, undefined)), 'VALIDATION_FAILED', JSON.stringify(path));
+      assert.equal(
+        errorCode(() => buildUrl(base, path, undefined)),
+        'VALIDATION_FAILED',
+        JSON.stringify(path),
+      );
     }
   });
 
   test('refuses a non-string path and a non-object query', () => {
-    assert.equal(errorCode(() => buildUrl(base, 42, undefined)), 'VALIDATION_FAILED');
-    assert.equal(errorCode(() => buildUrl(base, '/x', 'a=b')), 'VALIDATION_FAILED');
-    assert.equal(errorCode(() => buildUrl(base, '/x', { nested: { a: 1 } })), 'VALIDATION_FAILED');
+    assert.equal(
+      errorCode(() => buildUrl(base, 42, undefined)),
+      'VALIDATION_FAILED',
+    );
+    assert.equal(
+      errorCode(() => buildUrl(base, '/x', 'a=b')),
+      'VALIDATION_FAILED',
+    );
+    assert.equal(
+      errorCode(() => buildUrl(base, '/x', { nested: { a: 1 } })),
+      'VALIDATION_FAILED',
+    );
   });
 });
 
@@ -63,10 +90,28 @@ describe('buildHeaders', () => {
   });
 
   test('refuses hop-by-hop, Host and framing headers', () => {
-    for (const name of ['Host', 'connection', 'Transfer-Encoding', 'te', 'upgrade', 'keep-alive', 'proxy-authorization', 'content-length', 'expect', 'trailer']) {
-      assert.equal(errorCode(() => buildHeaders({}, { [name]: 'x' })), 'VALIDATION_FAILED', name);
+    for (const name of [
+      'Host',
+      'connection',
+      'Transfer-Encoding',
+      'te',
+      'upgrade',
+      'keep-alive',
+      'proxy-authorization',
+      'content-length',
+      'expect',
+      'trailer',
+    ]) {
+      assert.equal(
+        errorCode(() => buildHeaders({}, { [name]: 'x' })),
+        'VALIDATION_FAILED',
+        name,
+      );
     }
-    assert.equal(errorCode(() => buildHeaders({ Host: 'internal' }, {})), 'VALIDATION_FAILED');
+    assert.equal(
+      errorCode(() => buildHeaders({ Host: 'internal' }, {})),
+      'VALIDATION_FAILED',
+    );
   });
 
   test('refuses header injection without echoing the value', () => {
@@ -82,9 +127,18 @@ describe('buildHeaders', () => {
   });
 
   test('refuses invalid names and non-scalar values; skips null', () => {
-    assert.equal(errorCode(() => buildHeaders({}, { 'bad name': 'x' })), 'VALIDATION_FAILED');
-    assert.equal(errorCode(() => buildHeaders({}, { __proto__x: 'x', 'x-obj': { a: 1 } })), 'VALIDATION_FAILED');
-    assert.equal(errorCode(() => buildHeaders({}, JSON.parse('{"__proto__":"x"}'))), 'VALIDATION_FAILED');
+    assert.equal(
+      errorCode(() => buildHeaders({}, { 'bad name': 'x' })),
+      'VALIDATION_FAILED',
+    );
+    assert.equal(
+      errorCode(() => buildHeaders({}, { __proto__x: 'x', 'x-obj': { a: 1 } })),
+      'VALIDATION_FAILED',
+    );
+    assert.equal(
+      errorCode(() => buildHeaders({}, JSON.parse('{"__proto__":"x"}'))),
+      'VALIDATION_FAILED',
+    );
     assert.deepEqual(buildHeaders({}, { 'x-a': null }), {});
   });
 });
@@ -108,8 +162,15 @@ describe('buildRequest', () => {
 
   test('refuses unknown methods and a body on GET or HEAD', () => {
     for (const method of ['CONNECT', 'TRACE', 'FOO', 7]) {
-      assert.equal(errorCode(() => buildRequest(system, { method }, undefined)), 'VALIDATION_FAILED', String(method));
+      assert.equal(
+        errorCode(() => buildRequest(system, { method }, undefined)),
+        'VALIDATION_FAILED',
+        String(method),
+      );
     }
-    assert.equal(errorCode(() => buildRequest(system, { method: 'HEAD', body: 'x' }, undefined)), 'VALIDATION_FAILED');
+    assert.equal(
+      errorCode(() => buildRequest(system, { method: 'HEAD', body: 'x' }, undefined)),
+      'VALIDATION_FAILED',
+    );
   });
 });

@@ -66,7 +66,8 @@ export function buildUrl(baseUrl: string, path: unknown, query: unknown): URL {
   if (p.length > 8192) throw invalid('parameters.path is too long');
   // "?" too: a value injected into the path (`/items/%%id%%`) must not be able to add query
   // parameters; queries go through parameters.query, where every value is encoded
-  if (BAD_PATH.test(p)) throw invalid('parameters.path must not contain control characters, "\\", "?" or "#" (use parameters.query)');
+  if (BAD_PATH.test(p))
+    throw invalid('parameters.path must not contain control characters, "\\", "?" or "#" (use parameters.query)');
   // an absolute URL, a scheme change or a network-path reference ("//host") would leave the system
   if (SCHEME.test(p) || p.startsWith('//')) throw new SsrfBlockedError('path-origin');
   const basePath = base.pathname.replace(/\/+$/, '');
@@ -101,21 +102,27 @@ function appendQuery(params: URLSearchParams, query: unknown): void {
     const values = Array.isArray(value) ? value : [value];
     for (const v of values) {
       const s = scalar(v);
-      if (s === undefined) throw invalid(`parameters.query.${key} must be a string, number, boolean or an array of them`);
+      if (s === undefined)
+        throw invalid(`parameters.query.${key} must be a string, number, boolean or an array of them`);
       params.append(key, s);
     }
   }
 }
 
 /** The system's default headers with the parameter headers over them, names lower-cased and checked. */
-export function buildHeaders(systemHeaders: Readonly<Record<string, string>>, headers: unknown): Record<string, string> {
-  if (headers !== undefined && headers !== null && !isPlainObject(headers)) throw invalid('parameters.headers must be an object');
+export function buildHeaders(
+  systemHeaders: Readonly<Record<string, string>>,
+  headers: unknown,
+): Record<string, string> {
+  if (headers !== undefined && headers !== null && !isPlainObject(headers))
+    throw invalid('parameters.headers must be an object');
   const out: Record<string, string> = {};
   const add = (name: string, value: unknown, where: string): void => {
     if (value === undefined || value === null) return;
     if (!TOKEN.test(name)) throw invalid(`${where}: "${name.slice(0, 64)}" is not a valid header name`);
     const lower = name.toLowerCase();
-    if (REFUSED_HEADERS.has(lower) || isForbiddenKey(lower)) throw invalid(`${where}: the header "${lower}" may not be set`);
+    if (REFUSED_HEADERS.has(lower) || isForbiddenKey(lower))
+      throw invalid(`${where}: the header "${lower}" may not be set`);
     const s = scalar(value);
     if (s === undefined) throw invalid(`${where}: the value of "${lower}" must be a string or number`);
     if (BAD_VALUE.test(s)) throw invalid(`${where}: the value of "${lower}" holds a line break or NUL`);
@@ -149,7 +156,11 @@ function buildBody(value: unknown, headers: Record<string, string>): string | un
 }
 
 /** The request CallRest sends for these parameters and input on this system. */
-export function buildRequest(system: HttpSystemSettings, parameters: Record<string, unknown>, input: unknown): RestRequest {
+export function buildRequest(
+  system: HttpSystemSettings,
+  parameters: Record<string, unknown>,
+  input: unknown,
+): RestRequest {
   const rawMethod = parameters['method'] ?? 'GET';
   const method = typeof rawMethod === 'string' ? rawMethod.toUpperCase() : '';
   if (!METHODS.has(method)) throw invalid(`parameters.method must be one of ${[...METHODS].join(', ')}`);

@@ -17,7 +17,11 @@ function tooLarge(max: number): SagawayError {
 }
 
 /** Read the whole body, stopping (and destroying the stream) as soon as it passes `max` bytes. */
-export async function readLimited(body: BodyStream, contentLength: string | string[] | undefined, max: number): Promise<Buffer> {
+export async function readLimited(
+  body: BodyStream,
+  contentLength: string | string[] | undefined,
+  max: number,
+): Promise<Buffer> {
   // an announced length over the cap is refused before a single byte is read
   if (typeof contentLength === 'string' && Number(contentLength) > max) {
     discard(body);

@@ -86,7 +86,11 @@ describe('loopback forms against a real listener, default policy', () => {
     for (const baseUrl of forms()) {
       const system = httpSystem('target', baseUrl);
       const client = new RestClient(system);
-      assert.equal(await code(client.send(buildRequest(system, { path: '/json' }, undefined), never)), 'SSRF_BLOCKED', baseUrl);
+      assert.equal(
+        await code(client.send(buildRequest(system, { path: '/json' }, undefined), never)),
+        'SSRF_BLOCKED',
+        baseUrl,
+      );
       await client.close();
     }
     assert.equal(v4.connections, 0);
@@ -133,7 +137,15 @@ describe('through the client with an injected lookup and a recording, refusing c
     return code(client.send(buildRequest(system, {}, undefined), never).finally(() => client.close()));
   };
 
-  const blockedLiterals = ['http://10.0.0.1/', 'http://192.168.1.1/', 'http://169.254.169.254/latest/meta-data/', 'http://[fd00::1]/', 'http://[fe80::1]/', 'http://100.64.0.1/', 'http://0.0.0.0/'];
+  const blockedLiterals = [
+    'http://10.0.0.1/',
+    'http://192.168.1.1/',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://[fd00::1]/',
+    'http://[fe80::1]/',
+    'http://100.64.0.1/',
+    'http://0.0.0.0/',
+  ];
   for (const url of blockedLiterals) {
     test(`${url} is refused before any lookup or connect`, async () => {
       const hook = refusingHook();
@@ -258,7 +270,9 @@ describe('redirects to loopback, with the first hop served by a loopback server 
     const system = httpSystem('api', 'http://api.example.test/', { followRedirects: true });
     const client = new RestClient(system, { lookup: dns, connect: hook });
     const before = server.requests.length;
-    const result = await code(client.send(buildRequest(system, { path: '/redirect', query: { to: location } }, undefined), never));
+    const result = await code(
+      client.send(buildRequest(system, { path: '/redirect', query: { to: location } }, undefined), never),
+    );
     await client.close();
     return { code: result, hook: hook.seen, requests: server.requests.slice(before).map((r) => r.url) };
   }
@@ -297,7 +311,12 @@ describe('redirects to loopback, with the first hop served by a loopback server 
     const dns2 = fakeDns({ 'api.example.test': ['93.184.216.34'], 'internal.example.test': ['127.0.0.1'] });
     const system = httpSystem('api', 'http://api.example.test/');
     const client = new RestClient(system, { lookup: dns2, connect: hook });
-    const result = await code(client.send(buildRequest(system, { path: '/redirect', query: { to: 'http://internal.example.test/' } }, undefined), never));
+    const result = await code(
+      client.send(
+        buildRequest(system, { path: '/redirect', query: { to: 'http://internal.example.test/' } }, undefined),
+        never,
+      ),
+    );
     await client.close();
     assert.equal(result, 'UPSTREAM_ERROR');
     assert.deepEqual(dns2.asked, ['api.example.test']);
