@@ -92,6 +92,7 @@ export function readPath(base: unknown, segments: readonly Segment[]): unknown {
  */
 export function writePath(base: Record<string, unknown>, segments: readonly Segment[], value: unknown): void {
   if (segments.length === 0) throw new SagawayError('INVALID_PATH', 'cannot write at the root');
+  checkWritable(base, segments);
   let node: unknown = base;
   for (let i = 0; i < segments.length; i++) {
     const seg = segments[i] as Segment;
@@ -114,6 +115,35 @@ export function writePath(base: Record<string, unknown>, segments: readonly Segm
       }
       node = ensureChild(node as Record<string, unknown>, seg, nextSeg, segments, i);
     }
+  }
+}
+
+/**
+ * Find any conflict before changing anything, so that a failed write leaves the payload as it
+ * was. Below the first missing (or null) container everything is created fresh, so the only
+ * possible conflict there is an index other than 0 into a new, empty array.
+ */
+function checkWritable(base: unknown, segments: readonly Segment[]): void {
+  let node: unknown = base;
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i] as Segment;
+    if (typeof seg === 'number') {
+      if (!Array.isArray(node)) throw conflict(segments, i);
+      if (seg > node.length) throw conflict(segments, i, `index ${seg} is past the end (${node.length})`);
+      node = seg < node.length ? node[seg] : undefined;
+    } else {
+      if (typeof node !== 'object' || node === null || Array.isArray(node)) throw conflict(segments, i);
+      node = Object.hasOwn(node, seg) ? (node as Record<string, unknown>)[seg] : undefined;
+    }
+    if (i === segments.length - 1) return;
+    if (node === undefined || node === null) {
+      for (let j = i + 1; j < segments.length; j++) {
+        const next = segments[j];
+        if (typeof next === 'number' && next !== 0) throw conflict(segments, j, `index ${next} is past the end (0)`);
+      }
+      return;
+    }
+    if (typeof node !== 'object') throw conflict(segments, i + 1);
   }
 }
 
