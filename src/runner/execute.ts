@@ -58,7 +58,7 @@ export async function executeEvent(
     let result = fn(input, ctx);
     if (isThenable(result)) result = await abortable(result, signal);
     const acked = isAck(result);
-    const output = acked ? (result as AckResult).output : result;
+    const output = asMessage(acked ? (result as AckResult).output : result);
     return reply(acked ? 'ACK' : 'SUCCESS', settings, { output: scrubValue(output, secretsUsed) });
   } catch (err) {
     const info = scrubError(errorOf(err, signal), secretsUsed);
@@ -99,6 +99,22 @@ function errorOf(err: unknown, signal: AbortSignal): ErrorInfo {
 
 function scrubError(info: ErrorInfo, secrets: readonly string[]): ErrorInfo {
   return secrets.length === 0 ? info : { ...info, message: scrubText(info.message, secrets) };
+}
+
+/**
+ * A reply is a message: the output is copied with JSON semantics, exactly as if it had crossed
+ * NATS. An in-process action that returns (part of) its input therefore cannot alias the payload
+ * or make it circular, and an output that is not JSON data fails here rather than at the client.
+ */
+function asMessage(output: unknown): unknown {
+  if (output === null || typeof output !== 'object') return output;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(output);
+  } catch {
+    throw new SagawayError('ACTION_FAILED', 'the action returned an output that is not JSON data');
+  }
+  return text === undefined ? undefined : (JSON.parse(text) as unknown);
 }
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
