@@ -228,54 +228,122 @@ export class PostgresState implements State {
     checkId(id);
     const json = data === undefined ? undefined : dataJson(data);
     const key = options?.idempotencyKey;
-    const result = await this.transaction(async (c) => {
-      if (key !== undefined) {
-        // the key row is inserted first: a second delivery of the same step waits here for the
-        // first one's transaction, then finds its result
-        const claim = await c.query(`INSERT INTO ${this.ti} (key) VALUES ($1) ON CONFLICT (key) DO NOTHING`, [key]);
-        if (claim.rowCount === 0) {
-          const done = await c.query<{ result: StateRecord }>(`SELECT result FROM ${this.ti} WHERE key = $1`, [key]);
-          const first = done.rows[0]?.result;
-          if (first) return first;
-        }
-      }
-      const cur = await c.query<RowData>(`SELECT id, version, data FROM ${this.t} WHERE id = $1 FOR UPDATE`, [id]);
-      const row = cur.rows[0];
-      const parsed = json === undefined ? undefined : (JSON.parse(json) as Record<string, unknown>);
-      const plan = planWrite(op, id, row ? toRecord(row) : undefined, parsed, options);
-      const r = plan.record;
-      if (plan.kind === 'insert') {
-        try {
-          await c.query(`INSERT INTO ${this.t} (id, version, data) VALUES ($1, $2, $3::jsonb)`, [
-            id,
-            r.version,
-            JSON.stringify(r.data),
-          ]);
-        } catch (err) {
-          // a concurrent create of the same id won the race
-          if ((err as { code?: string }).code === '23505')
-            throw new SagawayError('RECORD_EXISTS', `record "${id}" already exists`);
-          throw err;
-        }
-      } else if (plan.kind === 'update') {
-        await c.query(`UPDATE ${this.t} SET version = $2, data = $3::jsonb, updated_at = now() WHERE id = $1`, [
-          id,
-          r.version,
-          JSON.stringify(r.data),
-        ]);
-      } else {
-        await c.query(`DELETE FROM ${this.t} WHERE id = $1`, [id]);
-      }
-      if (key !== undefined)
-        await c.query(`UPDATE ${this.ti} SET result = $2::jsonb WHERE key = $1`, [key, JSON.stringify(r)]);
-      return r;
-    });
+    const result =
+      op === 'create' && json !== undefined
+        ? await this.createFast(id, json, key)
+        : await this.writeInTx(op, id, json, options);
     if (key !== undefined && ++this.writesSincePrune >= 1000) {
       this.prune().catch((err: unknown) =>
         this.options.log?.warn({ err, state: this.alias }, 'pruning idempotency keys failed'),
       );
     }
     return result;
+  }
+
+  /**
+   * create in one statement (one round trip, autocommit): the hot path of write.Create.
+   * With a key, the key row is claimed first (a concurrent delivery of the same key waits on it,
+   * then does nothing) and the record is inserted only when the claim succeeded. When the id is
+   * taken, the claim must not survive: dividing by zero aborts the whole statement, claim
+   * included, and is reported as RECORD_EXISTS.
+   */
+  private async createFast(id: string, json: string, key: string | undefined): Promise<StateRecord> {
+    const record = (): StateRecord => ({ id, version: 1, data: JSON.parse(json) as Record<string, unknown> });
+    if (key === undefined) {
+      const r = await this.run(
+        `INSERT INTO ${this.t} (id, version, data) VALUES ($1, 1, $2::jsonb) ON CONFLICT (id) DO NOTHING`,
+        [id, json],
+      );
+      if (r.rowCount === 0) throw exists(id);
+      return record();
+    }
+    const result = `{"id":${JSON.stringify(id)},"version":1,"data":${json}}`;
+    let claimed: number | undefined;
+    try {
+      const r = await this.run<{ claimed: number }>(
+        `WITH claim AS (INSERT INTO ${this.ti} (key, result) VALUES ($3, $4::jsonb) ON CONFLICT (key) DO NOTHING RETURNING key),` +
+          ` ins AS (INSERT INTO ${this.t} (id, version, data) SELECT $1, 1, $2::jsonb FROM claim ON CONFLICT (id) DO NOTHING RETURNING id)` +
+          ` SELECT (SELECT count(*) FROM claim)::int AS claimed,` +
+          ` CASE WHEN (SELECT count(*) FROM claim) = 1 THEN 1 / (SELECT count(*) FROM ins)::int ELSE 0 END AS ok`,
+        [id, json, key, result],
+      );
+      claimed = r.rows[0]?.claimed;
+    } catch (err) {
+      if (err instanceof SagawayError && (err.cause as { code?: string } | undefined)?.code === '22012')
+        throw exists(id);
+      throw err;
+    }
+    if (claimed === 1) return record();
+    const prior = await this.run<{ result: StateRecord | null }>(`SELECT result FROM ${this.ti} WHERE key = $1`, [key]);
+    const first = prior.rows[0]?.result;
+    if (first) return first;
+    // the key row vanished in between (pruned): apply the write through the general path
+    return this.writeInTx('create', id, json, { idempotencyKey: key });
+  }
+
+  /**
+   * Any write in a transaction with the row locked: BEGIN; claim the key and lock the row (one
+   * statement); write and store the result (one statement); COMMIT.
+   */
+  private writeInTx(op: WriteOp, id: string, json: string | undefined, options?: WriteOptions): Promise<StateRecord> {
+    const key = options?.idempotencyKey;
+    return this.transaction(async (c) => {
+      let cur: RowData | undefined;
+      if (key !== undefined) {
+        // the key row is inserted first: a second delivery of the same step waits here for the
+        // first one's transaction, then finds its result
+        const r = await c.query<RowData & { claimed: number }>(
+          `WITH claim AS (INSERT INTO ${this.ti} (key) VALUES ($1) ON CONFLICT (key) DO NOTHING RETURNING key)` +
+            ` SELECT (SELECT count(*) FROM claim)::int AS claimed, r.id, r.version, r.data` +
+            ` FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT id, version, data FROM ${this.t} WHERE id = $2 FOR UPDATE) r ON true`,
+          [key, id],
+        );
+        const head = r.rows[0];
+        if (head?.claimed === 0) {
+          const done = await c.query<{ result: StateRecord | null }>(`SELECT result FROM ${this.ti} WHERE key = $1`, [
+            key,
+          ]);
+          const first = done.rows[0]?.result;
+          if (first) return first;
+        }
+        cur = head?.id == null ? undefined : head;
+      } else {
+        const r = await c.query<RowData>(`SELECT id, version, data FROM ${this.t} WHERE id = $1 FOR UPDATE`, [id]);
+        cur = r.rows[0];
+      }
+      const parsed = json === undefined ? undefined : (JSON.parse(json) as Record<string, unknown>);
+      const plan = planWrite(op, id, cur ? toRecord(cur) : undefined, parsed, options);
+      const r = plan.record;
+      // the key's result is stored by the same statement as the write
+      const remember = (at: number): string =>
+        key === undefined
+          ? ''
+          : `, k AS (UPDATE ${this.ti} SET result = $${at}::jsonb WHERE key = $${at + 1} RETURNING key)`;
+      const extra = key === undefined ? [] : [JSON.stringify(r), key];
+      if (plan.kind === 'insert') {
+        try {
+          await c.query(
+            `WITH w AS (INSERT INTO ${this.t} (id, version, data) VALUES ($1, $2, $3::jsonb) RETURNING id)${remember(4)} SELECT 1`,
+            [id, r.version, JSON.stringify(r.data), ...extra],
+          );
+        } catch (err) {
+          // a concurrent create of the same id won the race
+          if ((err as { code?: string }).code === '23505') throw exists(id);
+          throw err;
+        }
+      } else if (plan.kind === 'update') {
+        await c.query(
+          `WITH w AS (UPDATE ${this.t} SET version = $2, data = $3::jsonb, updated_at = now() WHERE id = $1 RETURNING id)${remember(4)} SELECT 1`,
+          [id, r.version, JSON.stringify(r.data), ...extra],
+        );
+      } else {
+        await c.query(`WITH w AS (DELETE FROM ${this.t} WHERE id = $1 RETURNING id)${remember(2)} SELECT 1`, [
+          id,
+          ...extra,
+        ]);
+      }
+      return r;
+    });
   }
 
   private async prune(): Promise<void> {
@@ -342,6 +410,10 @@ export class PostgresState implements State {
     if (!this.pool) throw new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}" is not open`);
     return this.pool;
   }
+}
+
+function exists(id: string): SagawayError {
+  return new SagawayError('RECORD_EXISTS', `record "${id}" already exists`);
 }
 
 function toRecord(row: RowData): StateRecord {

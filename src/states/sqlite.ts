@@ -214,6 +214,8 @@ export class SqliteState implements State {
   /** Runs inside an IMMEDIATE transaction: nothing else writes between the read and the write. */
   private writeInTx(op: WriteOp, id: string, json: string | undefined, o: WriteOptions | undefined): StateRecord {
     const key = o?.idempotencyKey;
+    if (op === 'create' && json !== undefined && o?.expectedVersion === undefined)
+      return this.createInTx(id, json, key);
     if (key !== undefined) {
       const done = this.stmt(`SELECT result FROM ${this.ti} WHERE key = ?`).get(key) as { result: string } | undefined;
       if (done) return JSON.parse(done.result) as StateRecord;
@@ -251,6 +253,30 @@ export class SqliteState implements State {
       if (++this.writesSincePrune >= 1000) this.prune();
     }
     return r;
+  }
+
+  /**
+   * The hot path of write.Create in two statements: claim the key (storing the result it will
+   * have), then insert; a taken id throws, which rolls the claim back with the transaction.
+   */
+  private createInTx(id: string, json: string, key: string | undefined): StateRecord {
+    if (key !== undefined) {
+      const result = `{"id":${JSON.stringify(id)},"version":1,"data":${json}}`;
+      const claim = this.stmt(
+        `INSERT INTO ${this.ti} (key, result, created_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+      ).run(key, result, Date.now());
+      if (claim.changes === 0) {
+        const done = this.stmt(`SELECT result FROM ${this.ti} WHERE key = ?`).get(key) as { result: string };
+        return JSON.parse(done.result) as StateRecord;
+      }
+      if (++this.writesSincePrune >= 1000) this.prune();
+    }
+    const now = new Date().toISOString();
+    const ins = this.stmt(
+      `INSERT INTO ${this.t} (id, version, data, created_at, updated_at) VALUES (?, 1, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+    ).run(id, json, now, now);
+    if (ins.changes === 0) throw new SagawayError('RECORD_EXISTS', `record "${id}" already exists`);
+    return { id, version: 1, data: JSON.parse(json) as Record<string, unknown> };
   }
 
   private prune(): void {
