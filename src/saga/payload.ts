@@ -59,7 +59,10 @@ function replaceRoot(output: unknown): Payload {
 export function responseOf(payload: Payload, output: OutputSpec | undefined): unknown {
   if (output?.kind === 'path') return readPath(payload, output.path.segments);
   if (output?.kind === 'root') return payload;
+  // safeAssign: a payload replaced by parsed JSON may own a `__proto__` key, which a plain
+  // assignment would turn into the response's prototype.
   const response: Payload = {};
-  for (const key of Object.keys(payload)) if (key !== 'parameters') response[key] = payload[key];
+  safeAssign(response, payload);
+  delete response['parameters'];
   return response;
 }
