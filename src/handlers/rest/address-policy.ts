@@ -65,31 +65,61 @@ const V6_RULES: readonly Rule[] = [
   ['reserved', '2001:db8::', 32], // documentation
 ];
 
-function compile(rules: readonly Rule[], family: 'ipv4' | 'ipv6'): [AddressCategory, BlockList][] {
-  return rules.map(([category, net, prefix]) => {
+interface CompiledRules {
+  /** every rule in one list: one check answers "public?" for the common case */
+  any: BlockList;
+  /** then, only for non-public addresses, the first rule that matches names the category */
+  ordered: [AddressCategory, BlockList][];
+}
+
+function compile(rules: readonly Rule[], family: 'ipv4' | 'ipv6'): CompiledRules {
+  const any = new BlockList();
+  const ordered = rules.map(([category, net, prefix]): [AddressCategory, BlockList] => {
+    any.addSubnet(net, prefix, family);
     const list = new BlockList();
     list.addSubnet(net, prefix, family);
     return [category, list];
   });
+  return { any, ordered };
 }
 const V4 = compile(V4_RULES, 'ipv4');
 const V6 = compile(V6_RULES, 'ipv6');
+
+function categoryIn(rules: CompiledRules, ip: string, family: 'ipv4' | 'ipv6'): AddressCategory | undefined {
+  if (!rules.any.check(ip, family)) return undefined;
+  return rules.ordered.find(([, list]) => list.check(ip, family))?.[0];
+}
+
+// BlockList.check costs about 2 µs per list on Node 20; a call checks the same few addresses over
+// and over (the base URL's host, a pool's resolved addresses), so verdicts are memoised. The
+// function is pure, and the table is bounded.
+const MEMO_MAX = 4096;
+const memo = new Map<string, AddressCategory | 'public'>();
 
 /**
  * The category of an IP address (v4 or v6 text, brackets and zone allowed), or undefined when
  * it is a public unicast address. Text that is not an IP address is `invalid`.
  */
 export function classifyAddress(address: string): AddressCategory | undefined {
+  const known = memo.get(address);
+  if (known !== undefined) return known === 'public' ? undefined : known;
+  const category = classifyUncached(address);
+  if (memo.size >= MEMO_MAX) memo.clear();
+  memo.set(address, category ?? 'public');
+  return category;
+}
+
+function classifyUncached(address: string): AddressCategory | undefined {
   const ip = unbracket(address);
   const family = isIP(ip);
-  if (family === 4) return V4.find(([, list]) => list.check(ip, 'ipv4'))?.[0];
+  if (family === 4) return categoryIn(V4, ip, 'ipv4');
   if (family !== 6) return 'invalid';
   const groups = parseIPv6(ip);
   if (!groups) return 'invalid';
   // an IPv6 form that carries an IPv4 address is judged by that address (::ffff:127.0.0.1)
   const v4 = embeddedIPv4(groups);
-  if (v4 !== undefined) return classifyAddress(v4);
-  const hit = V6.find(([, list]) => list.check(ip, 'ipv6'))?.[0];
+  if (v4 !== undefined) return classifyUncached(v4);
+  const hit = categoryIn(V6, ip, 'ipv6');
   if (hit) return hit;
   // only 2000::/3 is allocated for global unicast; everything else is reserved
   return ((groups[0] ?? 0) & 0xe000) === 0x2000 ? undefined : 'reserved';

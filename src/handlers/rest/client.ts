@@ -82,18 +82,27 @@ export class RestClient {
    * status when it answered >= 400, else 502).
    */
   async send(request: RestRequest, signal: AbortSignal, log?: Logger): Promise<RestResponse> {
-    const timeout = AbortSignal.timeout(this.system.timeoutMs);
-    const both = AbortSignal.any([signal, timeout]);
+    // One controller, one timer, one listener: AbortSignal.timeout + AbortSignal.any cost about
+    // half the throughput of a loopback call on Node 20 (measured), and they leave listeners on
+    // the caller's long-lived signal until it is collected.
+    const call = new AbortController();
+    const timer = setTimeout(() => call.abort(new Error('timeout')), this.system.timeoutMs);
+    const onAbort = (): void => call.abort(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
     const started = Date.now();
     try {
-      const res = await this.exchange(request, both);
+      const res = await this.exchange(request, call.signal);
       log?.debug(
         { system: this.system.name, method: request.method, status: res.status, ms: Date.now() - started },
         'rest call',
       );
       return res;
     } catch (err) {
-      throw this.translate(err, timeout, signal, log);
+      throw this.translate(err, call.signal.aborted && !signal.aborted, signal, log);
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
     }
   }
 
@@ -140,7 +149,7 @@ export class RestClient {
     }
   }
 
-  private translate(err: unknown, timeout: AbortSignal, signal: AbortSignal, log?: Logger): SagawayError {
+  private translate(err: unknown, timedOut: boolean, signal: AbortSignal, log?: Logger): SagawayError {
     const system = this.system.name;
     const ssrf = findSsrf(err);
     if (ssrf) {
@@ -151,7 +160,7 @@ export class RestClient {
       log?.debug({ system, code: err.code, http: err.http }, 'rest call failed');
       return err;
     }
-    if (timeout.aborted)
+    if (timedOut)
       return new SagawayError('UPSTREAM_TIMEOUT', `upstream did not answer within ${this.system.timeoutMs} ms`, {
         http: 504,
       });
