@@ -18,12 +18,18 @@ export function createState(settings: StateSettings, log: Logger): State {
   return new ConfiguredState(settings, log);
 }
 
-/** Delegates to the adapter once init() has made it; seeds an empty state. */
+/**
+ * Delegates to the adapter once init() has opened it, and seeds an empty state. A store that
+ * cannot be reached at start (STATE_UNAVAILABLE) is opened again on first use, so a process that
+ * started while its database was down recovers without a restart.
+ */
 class ConfiguredState implements State {
   readonly alias: string;
   readonly kind: StateKind;
+  private adapter: State | undefined;
   private inner: State | undefined;
-  private initializing: Promise<void> | undefined;
+  private opening: Promise<State> | undefined;
+  private closed = false;
 
   constructor(
     private readonly settings: StateSettings,
@@ -33,78 +39,83 @@ class ConfiguredState implements State {
     this.kind = settings.type;
   }
 
-  init(): Promise<void> {
-    this.initializing ??= this.open().catch((err: unknown) => {
-      this.initializing = undefined;
-      throw err;
-    });
-    return this.initializing;
+  async init(): Promise<void> {
+    await this.ready();
   }
 
-  private async open(): Promise<void> {
+  /** The open adapter; opens it (again) when the last attempt failed. */
+  private ready(): Promise<State> {
+    if (this.inner) return Promise.resolve(this.inner);
+    if (this.closed) return Promise.reject(notReady(this.alias));
+    this.opening ??= this.open().finally(() => {
+      this.opening = undefined;
+    });
+    return this.opening;
+  }
+
+  private async open(): Promise<State> {
     const s = this.settings;
     const log = this.log.child({ state: s.alias });
-    let state: State;
-    if (s.type === 'memory') state = new MemoryState({ alias: s.alias, queries: s.queries });
-    else if (s.type === 'sqlite') {
-      const { SqliteState } = await import('./sqlite.js');
-      state = new SqliteState({ alias: s.alias, file: s.file, table: s.table, queries: s.queries, log });
-    } else {
-      const { PostgresState } = await import('./postgres.js');
-      state = new PostgresState({
-        alias: s.alias,
-        url: s.url,
-        table: s.table,
-        poolSize: s.poolSize,
-        queries: s.queries,
-        log,
-      });
+    if (!this.adapter) {
+      if (s.type === 'memory') this.adapter = new MemoryState({ alias: s.alias, queries: s.queries });
+      else if (s.type === 'sqlite') {
+        const { SqliteState } = await import('./sqlite.js');
+        this.adapter = new SqliteState({ alias: s.alias, file: s.file, table: s.table, queries: s.queries, log });
+      } else {
+        const { PostgresState } = await import('./postgres.js');
+        this.adapter = new PostgresState({
+          alias: s.alias,
+          url: s.url,
+          table: s.table,
+          poolSize: s.poolSize,
+          queries: s.queries,
+          log,
+        });
+      }
     }
+    const state = this.adapter;
     await state.init();
     if (s.seed !== undefined) {
       const n = await seedState(state, s.seed);
       if (n > 0) log.info({ records: n }, 'state seeded');
     }
     this.inner = state;
-  }
-
-  private get s(): State {
-    if (!this.inner) throw notReady(this.alias);
-    return this.inner;
+    return state;
   }
 
   async get(id: string): Promise<StateRecord | undefined> {
-    return this.s.get(id);
+    return (this.inner ?? (await this.ready())).get(id);
   }
   async list(options?: ListOptions): Promise<ListPage> {
-    return this.s.list(options);
+    return (this.inner ?? (await this.ready())).list(options);
   }
   async create(id: string, data: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
-    return this.s.create(id, data, options);
+    return (this.inner ?? (await this.ready())).create(id, data, options);
   }
   async update(id: string, patch: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
-    return this.s.update(id, patch, options);
+    return (this.inner ?? (await this.ready())).update(id, patch, options);
   }
   async set(id: string, data: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
-    return this.s.set(id, data, options);
+    return (this.inner ?? (await this.ready())).set(id, data, options);
   }
   async upsert(id: string, data: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
-    return this.s.upsert(id, data, options);
+    return (this.inner ?? (await this.ready())).upsert(id, data, options);
   }
   async delete(id: string, options?: WriteOptions): Promise<void> {
-    return this.s.delete(id, options);
+    return (this.inner ?? (await this.ready())).delete(id, options);
   }
   async query(name: string, bindings: Record<string, unknown>): Promise<QueryResult> {
-    return this.s.query(name, bindings);
+    return (this.inner ?? (await this.ready())).query(name, bindings);
   }
   async ping(): Promise<void> {
-    return this.s.ping();
+    return (this.inner ?? (await this.ready())).ping();
   }
   async close(): Promise<void> {
-    const inner = this.inner;
+    this.closed = true;
+    const adapter = this.adapter;
     this.inner = undefined;
-    this.initializing = undefined;
-    await inner?.close();
+    this.adapter = undefined;
+    await adapter?.close();
   }
 }
 

@@ -87,6 +87,7 @@ export class PostgresState implements State {
   private readonly t: string;
   private readonly ti: string;
   private pool: Pool | undefined;
+  private ready = false;
   private readonly compiled = new Map<string, CompiledQuery>();
   private writesSincePrune = 0;
 
@@ -100,19 +101,25 @@ export class PostgresState implements State {
   }
 
   async init(): Promise<void> {
-    if (this.pool) return;
-    const pg = (await import('pg')).default;
-    const pool = new pg.Pool({
-      connectionString: this.options.url,
-      max: this.options.poolSize ?? 10,
-      connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000,
-      idleTimeoutMillis: 30_000,
-    });
-    pool.on('error', (err) => {
-      // an idle connection died (server restart, network): the pool drops it and opens a new one later
-      this.options.log?.warn({ state: this.alias, code: (err as { code?: string }).code }, 'postgres connection lost');
-    });
-    this.pool = pool;
+    if (this.ready) return;
+    // the pool is made once; init() may be called again after a failure (server down at start)
+    if (!this.pool) {
+      const pg = (await import('pg')).default;
+      const pool = new pg.Pool({
+        connectionString: this.options.url,
+        max: this.options.poolSize ?? 10,
+        connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000,
+        idleTimeoutMillis: 30_000,
+      });
+      pool.on('error', (err) => {
+        // an idle connection died (server restart, network): the pool drops it and opens a new one later
+        this.options.log?.warn(
+          { state: this.alias, code: (err as { code?: string }).code },
+          'postgres connection lost',
+        );
+      });
+      this.pool = pool;
+    }
     await this.run(
       `CREATE TABLE IF NOT EXISTS ${this.t} (seq BIGSERIAL NOT NULL, id TEXT PRIMARY KEY, version INTEGER NOT NULL, ` +
         `data JSONB NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
@@ -122,6 +129,7 @@ export class PostgresState implements State {
       `CREATE TABLE IF NOT EXISTS ${this.ti} (key TEXT PRIMARY KEY, result JSONB, created_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
     );
     await this.prune();
+    this.ready = true;
   }
 
   async get(id: string): Promise<StateRecord | undefined> {
@@ -216,6 +224,7 @@ export class PostgresState implements State {
   async close(): Promise<void> {
     const pool = this.pool;
     this.pool = undefined;
+    this.ready = false;
     await pool?.end();
   }
 

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
+import { silentLogger } from '../../src/core/logger.js';
+import { createState } from '../../src/states/index.js';
 import { PostgresState } from '../../src/states/postgres.js';
 import { findPgBin, startOwnPostgres, type OwnPostgres } from './own-postgres.js';
 import { skipOrFail } from './pg-available.js';
@@ -55,8 +57,19 @@ test(
       // a write in a transaction during the outage fails cleanly too
       await assert.rejects(s.create('b', {}, { idempotencyKey: 'k' }), { code: 'STATE_UNAVAILABLE' });
 
+      // a state configured while the server is down: init fails, first use after the restart works
+      const late = createState(
+        { type: 'postgres', alias: 'late', url: srv.url, table: 'late', poolSize: 2, queries: {} },
+        silentLogger(),
+      );
+      await assert.rejects(late.init(), { code: 'STATE_UNAVAILABLE' });
+      await assert.rejects(late.get('x'), { code: 'STATE_UNAVAILABLE' });
+
       await srv.start();
       await s.ping();
+      assert.equal((await late.create('x', { ok: true })).version, 1);
+      assert.deepEqual((await late.get('x'))?.data, { ok: true });
+      await late.close();
       assert.deepEqual(await s.get('a'), { id: 'a', version: 1, data: { n: 1 } });
       const b = await s.create('b', { n: 2 }, { idempotencyKey: 'k' });
       assert.equal(b.version, 1);
