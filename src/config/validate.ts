@@ -13,7 +13,7 @@ let validators: { config: ValidateFunction; sagaFile: ValidateFunction } | undef
 function getValidators() {
   if (!validators) {
     // coerceTypes: `${env:PORT:-8080}` is a string after substitution but the port is a number.
-    const ajv = new Ajv({ allErrors: true, strict: false, discriminator: true, coerceTypes: true });
+    const ajv = new Ajv({ allErrors: true, verbose: true, strict: false, discriminator: true, coerceTypes: true });
     validators = { config: ajv.compile(ConfigSchema), sagaFile: ajv.compile(SagaFileSchema) };
   }
   return validators;

@@ -11,8 +11,9 @@ test('unknown ids, duplicate ids, missing start', () => {
     ['steps.1.id: duplicate step id "a"', 'steps: no start step'],
   );
   const e = errors({ id: 's', path: '/', steps: [{ id: 'start', type: 'start', links: [{ to: 'nope' }] }, { id: 'ok', type: 'success' }] });
-  assert.ok(e.includes('steps.0.links.0.to: unknown step "nope"'));
-  assert.ok(e.includes('steps.1: step "ok" can never be reached from the start'));
+  assert.deepEqual(e, ['steps.0.links.0.to: unknown step "nope"'], 'no follow-on reachability noise');
+  const unreachable = errors({ id: 's', path: '/', steps: [{ id: 'start', type: 'start', links: [{ to: 'ok' }] }, { id: 'ok', type: 'success' }, { id: 'lost', type: 'fail' }] });
+  assert.deepEqual(unreachable, ['steps.2: step "lost" can never be reached from the start']);
 });
 
 test('dead ends: a step without links, and a loop that can never end', () => {

@@ -97,9 +97,10 @@ export function checkSaga(saga: RawSaga): SagaIssue[] {
     checkStepSettings(step, i, err);
   });
 
-  // Reachability from the start step, and whether every reachable step can still end the saga.
+  // Reachability from the start step, and whether every reachable step can still end the saga
+  // (skipped when a link names an unknown step: that error already says what is wrong).
   const startIndex = starts[0];
-  if (startIndex !== undefined) {
+  if (startIndex !== undefined && !issues.some((i) => i.severity === 'error')) {
     const reachable = walk(saga, [saga.steps[startIndex]!.id], (s) => (s.links ?? []).map((l) => l.to));
     saga.steps.forEach((step, i) => {
       if (!reachable.has(step.id) && index.get(step.id) === i) err(['steps', i], `step "${step.id}" can never be reached from the start`);

@@ -22,6 +22,8 @@ export interface RestClientOptions {
   connect?: ConnectFn;
   /** redirect hops followed at most when the system allows redirects; default 5 */
   maxRedirects?: number;
+  /** trusted CA certificates (PEM); default Node's store (plus NODE_EXTRA_CA_CERTS) */
+  ca?: string | Buffer | readonly (string | Buffer)[];
 }
 
 /** What a call answered. */
@@ -72,6 +74,7 @@ export class RestClient {
       connectTimeoutMs: system.timeoutMs,
       ...(options.lookup ? { lookup: options.lookup } : {}),
       ...(options.connect ? { connect: options.connect } : {}),
+      ...(options.ca !== undefined ? { ca: options.ca } : {}),
     });
     this.agent = new Agent({ connect, keepAliveTimeout: 4_000 });
   }

@@ -43,6 +43,8 @@ export interface GuardedConnectorOptions {
   connect?: ConnectFn;
   /** TCP+TLS connect timeout in ms; default 10 s */
   connectTimeoutMs?: number;
+  /** trusted CA certificates (PEM) instead of Node's default store; for the default connect step */
+  ca?: string | Buffer | readonly (string | Buffer)[];
 }
 
 /** A host name resolving to more addresses than this is cut: we only try a few anyway. */
@@ -55,8 +57,11 @@ export const systemLookup: LookupFn = async (hostname) => {
 };
 
 /** The default connect step: undici's connector, aimed at the checked IP with the original TLS name. */
-export function undiciConnect(timeoutMs: number): ConnectFn {
-  const connector = buildConnector({ timeout: timeoutMs });
+export function undiciConnect(timeoutMs: number, ca?: GuardedConnectorOptions['ca']): ConnectFn {
+  // the certificate is still verified against the URL's host name (servername), not the IP
+  const connector = buildConnector(
+    ca === undefined ? { timeout: timeoutMs } : { timeout: timeoutMs, ca: ca as string[] },
+  );
   return (target) =>
     new Promise<Socket>((resolve, reject) => {
       const servername = isIP(target.hostname) === 0 ? target.hostname : undefined;
@@ -93,7 +98,7 @@ export async function resolveChecked(
 /** An undici `connect` function that enforces the SSRF policy on resolved addresses. */
 export function guardedConnector(options: GuardedConnectorOptions): buildConnector.connector {
   const lookup = options.lookup ?? systemLookup;
-  const connect = options.connect ?? undiciConnect(options.connectTimeoutMs ?? 10_000);
+  const connect = options.connect ?? undiciConnect(options.connectTimeoutMs ?? 10_000, options.ca);
   return (opts, callback) => {
     const protocol = opts.protocol === 'https:' ? 'https:' : 'http:';
     const port = Number(opts.port) || (protocol === 'https:' ? 443 : 80);

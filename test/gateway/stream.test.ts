@@ -1,0 +1,288 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { EventSource } from 'eventsource';
+import type { SagaRequest } from '../../src/core/types.js';
+import { delay, feedService, ok, ScriptedService, startGateway } from './harness.js';
+
+const fast = { minWaitMs: 10, defaultWaitMs: 10 };
+
+interface Got {
+  entries: Array<{ id: string; data: unknown }>;
+  end?: { id: string; data: unknown };
+  errors: unknown[];
+  opens: number;
+}
+
+/** Open an EventSource and collect events until `end`, an `event: error` with data, or `until` says so. */
+function collect(url: string, init?: ConstructorParameters<typeof EventSource>[1], until?: (g: Got) => boolean): { es: EventSource; done: Promise<Got> } {
+  const es = new EventSource(url, init);
+  const got: Got = { entries: [], errors: [], opens: 0 };
+  const done = new Promise<Got>((resolve) => {
+    es.onopen = () => got.opens++;
+    es.onmessage = (ev) => {
+      got.entries.push({ id: ev.lastEventId, data: JSON.parse(ev.data) });
+      if (until?.(got)) resolve(got);
+    };
+    es.addEventListener('end', (ev) => {
+      got.end = { id: ev.lastEventId, data: JSON.parse(ev.data) };
+      resolve(got);
+    });
+    es.addEventListener('error', (ev) => {
+      const data = (ev as unknown as { data?: string }).data;
+      if (data !== undefined) {
+        got.errors.push(JSON.parse(data));
+        es.close();
+        resolve(got);
+      }
+    });
+  });
+  return { es, done };
+}
+
+const ns = (g: Got) => g.entries.map((e) => (e.data as { n: number }).n);
+const range = (a: number, b: number) => Array.from({ length: b - a }, (_, i) => a + i);
+
+test('loop: every entry once and in order, previous = last next, then event: end', async () => {
+  const svc = feedService(10, 3);
+  const { base, close } = await startGateway(svc, { stream: fast });
+  const { es, done } = collect(base + '/api/stream/feed?tag=x');
+  const got = await done;
+  es.close();
+  assert.deepEqual(ns(got), range(0, 10));
+  assert.deepEqual(got.end!.data, { reason: 'complete' });
+  assert.equal(new Set(got.entries.map((e) => e.id)).size, 10, 'every entry has its own cursor token');
+  assert.deepEqual(
+    svc.calls.map((c) => c.req.input),
+    [{ tag: 'x' }, { tag: 'x', previous: 3 }, { tag: 'x', previous: 6 }, { tag: 'x', previous: 9 }],
+  );
+  assert.equal(svc.calls[0]!.req.path, '/feed');
+  await close();
+});
+
+test('a poll without next keeps the last previous; an unusable wait falls back to the default', async () => {
+  const responses = [
+    { list: [1], next: 'a', continue: true, wait: 'soon' },
+    { list: [2], continue: true, wait: '30ms' },
+    { list: [3], next: 'b', continue: true, wait: 5 },
+    { list: [4] },
+  ];
+  const svc = new ScriptedService((_req, _r, n) => ok(responses[n - 1]));
+  const { base, close } = await startGateway(svc, { stream: { minWaitMs: 20, defaultWaitMs: 200 } });
+  const { es, done } = collect(base + '/api/stream/x');
+  const got = await done;
+  es.close();
+  assert.deepEqual(
+    got.entries.map((e) => e.data),
+    [1, 2, 3, 4],
+  );
+  assert.deepEqual(
+    svc.calls.map((c) => c.req.input['previous']),
+    [undefined, 'a', 'a', 'b'],
+  );
+  assert.ok(!Object.hasOwn(svc.calls[0]!.req.input, 'previous'), 'the first poll has no previous at all');
+  await close();
+});
+
+test('resume from ?lastEventId= and from the Last-Event-ID header: nothing lost or repeated, also mid-batch', async () => {
+  const svc = feedService(10, 4);
+  const { base, close, gw } = await startGateway(svc, { stream: fast });
+  const first = collect(base + '/api/stream/feed', undefined, (g) => g.entries.length === 6);
+  const part = await first.done;
+  first.es.close();
+  assert.deepEqual(ns(part), range(0, 6));
+  const cut = part.entries[5]!.id; // entry 5 is the second of the batch that previous=4 produced
+  const second = collect(`${base}/api/stream/feed?lastEventId=${encodeURIComponent(cut)}`);
+  const rest = await second.done;
+  second.es.close();
+  assert.deepEqual(ns(rest), range(6, 10));
+  assert.ok(rest.end);
+
+  const viaHeader = collect(base + '/api/stream/feed', {
+    fetch: (url, init) => fetch(url, { ...init, headers: { ...init?.headers, 'Last-Event-ID': part.entries[2]!.id } }),
+  });
+  const rest2 = await viaHeader.done;
+  viaHeader.es.close();
+  assert.deepEqual(ns(rest2), range(3, 10));
+  const metrics = await (await fetch(base + '/metrics')).text();
+  assert.match(metrics, /sagaway_stream_resumes_total 2/);
+  assert.equal(gw.stats().streams, 0);
+  await close();
+});
+
+test('the server drops the connection mid-batch; the client reconnects with Last-Event-ID and gets every entry exactly once', async () => {
+  const sockets = new Set<Socket>();
+  let drop = false;
+  const inner = feedService(12, 5);
+  const svc = new ScriptedService(async (req, runner, n) => {
+    const result = await inner.run(runner, req);
+    // After the 3rd poll's entries are out, cut every connection: maxEntries 2 splits batches,
+    // so the cut lands in the middle of the batch that previous=5 produced.
+    if (n === 3) drop = true;
+    return result;
+  });
+  const { base, close, gw } = await startGateway(svc, { stream: { ...fast, maxEntries: 2 } });
+  gw.app.server.on('connection', (s: Socket) => sockets.add(s));
+  const { es, done } = collect(base + '/api/stream/feed', undefined, (g) => {
+    if (drop) {
+      drop = false;
+      for (const s of sockets) s.destroy();
+    }
+    return false;
+  });
+  const got = await done;
+  es.close();
+  assert.deepEqual(ns(got), range(0, 12));
+  assert.equal(got.opens, 2, 'one automatic reconnect');
+  await close();
+});
+
+test('a reconnect with the final token is answered 204 and the EventSource stops', async () => {
+  const svc = feedService(2, 5);
+  const { base, close } = await startGateway(svc, { stream: fast });
+  const es = new EventSource(base + '/api/stream/feed');
+  let endId = '';
+  const errors: Array<{ code?: number }> = [];
+  es.addEventListener('end', (ev) => (endId = ev.lastEventId));
+  es.onerror = (ev) => errors.push(ev as unknown as { code?: number });
+  const t0 = Date.now();
+  while (es.readyState !== es.CLOSED && Date.now() - t0 < 10_000) await delay(50);
+  assert.equal(es.readyState, es.CLOSED);
+  assert.ok(endId !== '');
+  assert.ok(errors.some((e) => e.code === 204), 'the client saw the 204');
+  assert.equal(svc.calls.length, 1, 'the finished stream was not run again');
+  const res = await fetch(base + '/api/stream/feed', { headers: { 'last-event-id': endId } });
+  assert.equal(res.status, 204);
+  await close();
+});
+
+test('forged or foreign cursors are 400 INVALID_CURSOR', async () => {
+  const svc = feedService(3, 3);
+  const { base, close } = await startGateway(svc, { stream: fast });
+  const { es, done } = collect(base + '/api/stream/feed');
+  const got = await done;
+  es.close();
+  for (const [path, token] of [
+    ['/api/stream/other', got.entries[0]!.id],
+    ['/api/stream/feed', 'forged.token'],
+    ['/api/stream/feed', got.entries[0]!.id.slice(0, -2) + 'xx'],
+  ] as const) {
+    const res = await fetch(`${base}${path}?lastEventId=${encodeURIComponent(token)}`);
+    assert.equal(res.status, 400);
+    const body = (await res.json()) as { code: string };
+    assert.equal(body.code, 'INVALID_CURSOR');
+  }
+  await close();
+});
+
+test('a failed saga run sends event: error with the problem, then closes', async () => {
+  const svc = new ScriptedService((_req, _r, n) =>
+    n === 1 ? ok({ list: [{ a: 1 }], continue: true, wait: 0 }) : { outcome: 'FAIL', http: 503, error: { code: 'TODOS_UNAVAILABLE', message: 'down', http: 503 } },
+  );
+  const { base, close, gw } = await startGateway(svc, { stream: fast });
+  const { es, done } = collect(base + '/api/stream/feed', { fetch: (u, i) => fetch(u, { ...i, headers: { ...i?.headers, 'x-request-id': 'req-1' } }) });
+  const got = await done;
+  es.close();
+  assert.equal(got.entries.length, 1);
+  assert.deepEqual(got.errors, [
+    { type: 'https://sagaway.dev/errors/TODOS_UNAVAILABLE', title: 'Todos Unavailable', status: 503, code: 'TODOS_UNAVAILABLE', detail: 'down', requestId: 'req-1' },
+  ]);
+  await delay(50);
+  assert.equal(gw.stats().streams, 0);
+  await close();
+});
+
+test('heartbeat: a ": ping" comment after heartbeat of silence, also while a poll is in flight', async () => {
+  const svc = new ScriptedService(async (req, _r, n) => {
+    if (n === 1) return ok({ list: [{ a: 1 }], continue: true, wait: 450 });
+    await delay(400, req.signal);
+    return ok({ list: [{ a: 2 }] });
+  });
+  const { base, close } = await startGateway(svc, { stream: { heartbeatMs: 100, minWaitMs: 10 } });
+  const res = await fetch(base + '/api/stream/feed');
+  assert.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+  assert.equal(res.headers.get('cache-control'), 'no-cache, no-transform');
+  assert.equal(res.headers.get('x-accel-buffering'), 'no');
+  assert.equal(res.headers.get('content-encoding'), null);
+  const text = await res.text();
+  const pings = text.split(': ping\n\n').length - 1;
+  assert.ok(pings >= 5 && pings <= 12, `pings: ${pings}`);
+  assert.match(text, /^id: .*\ndata: {"a":1}\n\n/);
+  assert.match(text, /event: end\nid: .*\ndata: {"reason":"complete"}\n\n$/);
+  await close();
+});
+
+test('limits: maxPerClient is 429 and maxStreams 503, both with Retry-After; slots come back on close', async () => {
+  const svc = new ScriptedService((req) => delay(60_000, req.signal).then(() => ok({ list: [] })));
+  const { base, close, gw } = await startGateway(svc, { stream: { maxPerClient: 2, maxStreams: 3 } });
+  const open = async (headers: Record<string, string> = {}) => {
+    const ac = new AbortController();
+    const res = await fetch(base + '/api/stream/feed', { headers, signal: ac.signal });
+    return { res, ac };
+  };
+  const a = await open();
+  const b = await open();
+  const c = await open();
+  assert.deepEqual([a.res.status, b.res.status], [200, 200]);
+  assert.equal(c.res.status, 429);
+  assert.equal(c.res.headers.get('retry-after'), '5');
+  assert.equal(((await c.res.json()) as { code: string }).code, 'TOO_MANY_STREAMS');
+  // A client by address: behind a different address the same process is another client.
+  const d = await fetch(base.replace('127.0.0.1', '127.0.0.2') + '/api/stream/feed').catch(() => undefined);
+  if (d) {
+    assert.equal(d.status, 200);
+    const e = await fetch(base.replace('127.0.0.1', '127.0.0.3') + '/api/stream/feed');
+    assert.equal(e.status, 503);
+    assert.equal(e.headers.get('retry-after'), '5');
+    assert.equal(((await e.json()) as { code: string }).code, 'STREAMS_EXHAUSTED');
+    await d.body?.cancel();
+  }
+  a.ac.abort();
+  const t0 = Date.now();
+  while (gw.stats().streams > (d ? 2 : 1) && Date.now() - t0 < 2000) await delay(10);
+  const f = await open();
+  assert.equal(f.res.status, 200);
+  f.ac.abort();
+  b.ac.abort();
+  await close();
+  const metrics = await gw.metrics.registry.metrics();
+  assert.match(metrics, /sagaway_stream_rejected_total{code="TOO_MANY_STREAMS"} 1/);
+});
+
+test('backpressure: no poll while the socket is full; a stalled client is closed', async () => {
+  const big = 'x'.repeat(64 * 1024);
+  const svc = new ScriptedService(() => ok({ list: Array.from({ length: 16 }, () => big), continue: true, wait: 0 }));
+  const { base, close, gw } = await startGateway(svc, { stream: { minWaitMs: 1, stallTimeoutMs: 600 } });
+  const port = Number(new URL(base).port);
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  await new Promise((r) => socket.once('connect', r));
+  socket.pause(); // never read: the kernel buffers fill, then the response buffers
+  socket.write('GET /api/stream/feed HTTP/1.1\r\nHost: x\r\n\r\n');
+  await delay(300);
+  const polls = svc.calls.length;
+  assert.ok(polls >= 1 && polls <= 6, `polls while full: ${polls}`);
+  await delay(200);
+  assert.equal(svc.calls.length, polls, 'no polling while the socket does not drain');
+  const t0 = Date.now();
+  while (gw.stats().streams > 0 && Date.now() - t0 < 3000) await delay(20);
+  assert.equal(gw.stats().streams, 0, 'the stalled stream was closed');
+  assert.equal(gw.stats().timers, 0);
+  socket.destroy();
+  await close();
+});
+
+test('POST streams use the body as INPUT; the gateway keys are kept out of INPUT', async () => {
+  const seen: SagaRequest[] = [];
+  const svc = new ScriptedService((req) => {
+    seen.push(req);
+    return ok({ list: [req.input] });
+  });
+  const { base, close } = await startGateway(svc, { stream: fast });
+  const res = await fetch(base + '/api/stream/feed?q=1', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"filter":"open"}' });
+  assert.equal(res.status, 200);
+  assert.match(await res.text(), /data: {"filter":"open"}/);
+  assert.equal(seen[0]!.method, 'POST');
+  assert.deepEqual(seen[0]!.query, { q: '1' });
+  await close();
+});
