@@ -88,7 +88,8 @@ export class RestClient {
     // One controller, one timer, and a listener on the caller's signal that is removed when the
     // call ends: the caller's signal lives as long as the saga run, which may make many calls.
     const call = new AbortController();
-    const timer = setTimeout(() => call.abort(new Error('timeout')), this.system.timeoutMs);
+    // setTimeout fires at once for delays over 2^31-1 ms; clamp rather than time out immediately
+    const timer = setTimeout(() => call.abort(new Error('timeout')), Math.min(this.system.timeoutMs, 2_147_483_647));
     const onAbort = (): void => call.abort(signal.reason);
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
