@@ -77,6 +77,9 @@ describe('RestClient against a loopback server (allowPrivate)', () => {
   test('upstream 500 and 503 keep their status', async () => {
     assert.equal((await rejection(call({ path: '/status/500' }))).http, 500);
     assert.equal((await rejection(call({ path: '/status/503' }))).http, 503);
+    const odd = await rejection(call({ path: '/status/999' }));
+    assert.equal(odd.code, 'UPSTREAM_ERROR');
+    assert.equal(odd.http, 502);
   });
 
   test('a server that does not answer fails UPSTREAM_TIMEOUT 504 after the system timeout', async () => {

@@ -145,7 +145,8 @@ export class RestClient {
       }
       if (res.statusCode >= 400) {
         discard(res.body);
-        throw upstream(`upstream answered ${res.statusCode}`, res.statusCode);
+        // a non-standard status above 599 cannot be an HTTP answer of ours: 502
+        throw upstream(`upstream answered ${res.statusCode}`, res.statusCode <= 599 ? res.statusCode : 502);
       }
       const bytes = await readLimited(res.body, res.headers['content-length'], this.system.maxResponseSize);
       return { status: res.statusCode, body: parseBody(bytes, res.headers['content-type']) };
