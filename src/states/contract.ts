@@ -122,6 +122,38 @@ export function runStateContract(
       assert.equal(ids.length, 1);
     });
 
+    test('concurrent writes that expect the same version: exactly one wins', async () => {
+      const s = await fresh();
+      await s.create('hot', { n: 0 });
+      const results = await Promise.allSettled(
+        Array.from({ length: 6 }, (_, i) => s.update('hot', { n: i + 1 }, { expectedVersion: 1 })),
+      );
+      const won = results.filter((r) => r.status === 'fulfilled');
+      assert.equal(won.length, 1);
+      for (const r of results) {
+        if (r.status === 'rejected') assert.equal((r.reason as { code?: string }).code, 'STALE_VERSION');
+      }
+      assert.equal((await s.get('hot'))?.version, 2);
+      // without an expected version every write applies, one after the other
+      await Promise.all(Array.from({ length: 5 }, (_, i) => s.update('hot', { [`k${i}`]: i })));
+      const after5 = await s.get('hot');
+      assert.equal(after5?.version, 7);
+      assert.deepEqual(Object.keys(after5?.data ?? {}).sort(), ['k0', 'k1', 'k2', 'k3', 'k4', 'n']);
+    });
+
+    test('ids and values with quotes, unicode and SQL text are stored as they are', async () => {
+      const s = await fresh();
+      const ids = ["a'; drop table t; --", 'ünïcödé-😀', 'with space', 'slash/and\\back', '%_like'];
+      for (const id of ids) await s.create(id, { text: `${id} "quoted" \\ back\`tick`, emoji: '😀' });
+      for (const id of ids) assert.equal((await s.get(id))?.data['emoji'], '😀');
+      assert.deepEqual(
+        (await s.list({ filter: { id: '%_like' } })).list.map((r) => r.id),
+        ['%_like'],
+      );
+      assert.equal(await s.get('%'), undefined);
+      assert.equal((await s.list()).list.length, ids.length);
+    });
+
     test('stored data is a copy: mutating inputs or results never changes the store', async () => {
       const s = await fresh();
       const input = { nested: { a: 1 }, list: [1] };

@@ -32,6 +32,8 @@ export interface PostgresStateOptions {
   log?: Logger;
   /** how long to wait for a connection; default 5 s */
   connectTimeoutMs?: number;
+  /** server-side limit of one statement (`statement_timeout`); default 30 s */
+  statementTimeoutMs?: number;
 }
 
 const TABLE_RE = /^[A-Za-z_][A-Za-z0-9_]{0,57}$/;
@@ -51,6 +53,7 @@ const UNAVAILABLE_CODES = new Set([
   '57P02',
   '57P03',
   '53300',
+  '57014',
   '08000',
   '08001',
   '08003',
@@ -110,6 +113,8 @@ export class PostgresState implements State {
         max: this.options.poolSize ?? 10,
         connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000,
         idleTimeoutMillis: 30_000,
+        // nothing a request waits for should run longer; a stuck statement frees its connection
+        statement_timeout: this.options.statementTimeoutMs ?? 30_000,
       });
       pool.on('error', (err) => {
         // an idle connection died (server restart, network): the pool drops it and opens a new one later
@@ -411,6 +416,13 @@ export class PostgresState implements State {
     if (err instanceof SagawayError) return err;
     if (isUnavailable(err)) {
       return new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}" is not available`, { cause: err });
+    }
+    const sqlstate = (err as { code?: unknown } | undefined)?.code;
+    // class 22 = data exception, e.g. a \u0000 character, which jsonb cannot hold
+    if (typeof sqlstate === 'string' && sqlstate.startsWith('22')) {
+      return new SagawayError('VALIDATION_FAILED', `state "${this.alias}": the database refused a value`, {
+        cause: err,
+      });
     }
     return new SagawayError('INTERNAL', `state "${this.alias}": database error`, { cause: err });
   }

@@ -63,6 +63,27 @@ if (reason !== undefined) {
     }
   });
 
+  test('postgres: a value jsonb cannot hold is VALIDATION_FAILED; a slow statement is STATE_UNAVAILABLE', async () => {
+    const table = `nul_${process.pid}_${Date.now()}`;
+    const s = new PostgresState({
+      alias: 'n',
+      url: URL,
+      table,
+      statementTimeoutMs: 200,
+      queries: { slow: { sql: 'select pg_sleep(:s::float)' } },
+    });
+    await s.init();
+    try {
+      await assert.rejects(s.create('a', { text: 'nul \u0000 here' }), { code: 'VALIDATION_FAILED', http: 400 });
+      assert.equal(await s.get('a'), undefined);
+      await assert.rejects(s.query('slow', { s: 2 }), { code: 'STATE_UNAVAILABLE', http: 503 });
+      assert.equal((await s.create('b', { ok: 1 })).version, 1);
+    } finally {
+      await s.close();
+      await drop(table);
+    }
+  });
+
   test('postgres: createState seeds an empty table once from a file', async () => {
     const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
     const { tmpdir } = await import('node:os');
