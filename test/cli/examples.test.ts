@@ -38,7 +38,7 @@ describe('examples run as documented', () => {
       domain: 'prices-eu-west',
       parameters: { customerId: 'c-42', tier: 'gold', qty: 3, method: 'POST', note: 'c-42', path_customer: '$.parameters.customer.id', authorization: '(set)' },
     });
-    assert.equal(run('examples/inject/sagaway.yaml', '-X', 'POST', '-d', '{"customer":{"id":"c-1"}}', '/quote').out.response.parameters.tier, 'standard');
+    assert.equal(run('examples/inject/sagaway.yaml', '-X', 'POST', '-d', '{"customer":{"id":"c-1"},"qty":1}', '/quote').out.response.parameters.tier, 'standard');
   });
   test('preconfigured-actions: structural action and stream overrides', () => {
     const r = run('examples/preconfigured-actions/sagaway.yaml', '/search?q=lamp');
