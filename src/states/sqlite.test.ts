@@ -79,3 +79,12 @@ test('sqlite: a table name that is not an identifier is refused before any SQL i
     code: 'CONFIG_INVALID',
   });
 });
+
+test('sqlite: the folder of the database file is created when missing', async () => {
+  const file = join(dir, 'nested', 'deeper', 'todos.db');
+  const s = new SqliteState({ alias: 'todos', file, table: 'todos' });
+  await s.init();
+  await s.create('a', {});
+  assert.equal((await s.get('a'))?.version, 1);
+  await s.close();
+});

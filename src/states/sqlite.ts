@@ -1,3 +1,5 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SagawayError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
@@ -65,7 +67,17 @@ export class SqliteState implements State {
   async init(): Promise<void> {
     if (this.db) return;
     const { default: Database } = await import('better-sqlite3');
-    const db = new Database(this.options.file);
+    const file = this.options.file;
+    let db: BetterSqlite3.Database;
+    try {
+      // a fresh checkout has no data folder yet: make it, as the user would expect
+      if (file !== ':memory:' && file !== '') await mkdir(dirname(file), { recursive: true });
+      db = new Database(file);
+    } catch (err) {
+      throw new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}": cannot open its database file`, {
+        cause: err,
+      });
+    }
     try {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
