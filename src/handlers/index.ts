@@ -18,4 +18,5 @@ export const BUILTIN_HANDLERS: Readonly<Record<string, HandlerFactory>> = Object
   saga: sagaHandler,
 });
 
+/** Each factory, for hosts that pick their own set. */
 export { actionHandler, queryHandler, readHandler, restHandler, sagaHandler, taskHandler, writeHandler };

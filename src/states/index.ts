@@ -11,6 +11,7 @@ import type { ListOptions, ListPage, QueryResult, State, StateKind, StateRecord,
  * better-sqlite3 or pg.
  */
 
+/** The state contract's types, for callers of createState. */
 export type { State, StateRecord, ListOptions, ListPage, WriteOptions, QueryResult } from './state.js';
 
 /** A state for `settings`; call init() before use (it opens the store and loads the seed). */

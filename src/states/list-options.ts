@@ -6,8 +6,9 @@ import type { ListOptions } from './state.js';
  * against a strict identifier pattern (they end up in SQL as JSON paths), filter values scalar.
  */
 
-/** Default and largest page size (DESIGN §6.8). */
+/** Default page size (DESIGN §6.8). */
 export const DEFAULT_LIMIT = 100;
+/** Largest page size; larger limits are clamped. */
 export const MAX_LIMIT = 1000;
 /** Largest `skip`: deeper offsets are what cursors are for. */
 export const MAX_SKIP = 100_000;

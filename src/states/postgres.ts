@@ -1,5 +1,6 @@
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { SagawayError } from '../core/errors.js';
+import { isUnavailable, toStateError } from './postgres-errors.js';
 import type { Logger } from '../core/logger.js';
 import type { QuerySettings } from '../config/settings.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
@@ -38,42 +39,6 @@ export interface PostgresStateOptions {
 
 const TABLE_RE = /^[A-Za-z_][A-Za-z0-9_]{0,57}$/;
 const MAX_QUERY_ROWS = 1000;
-
-/** SQLSTATE classes and Node error codes that mean "cannot reach the server". */
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  '57P01',
-  '57P02',
-  '57P03',
-  '53300',
-  '57014',
-  '08000',
-  '08001',
-  '08003',
-  '08004',
-  '08006',
-]);
-
-/** Whether an error from pg means the server could not be reached (as opposed to a bad query). */
-export function isUnavailable(err: unknown): boolean {
-  if (typeof err !== 'object' || err === null) return false;
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
-  const message = (err as { message?: unknown }).message;
-  return (
-    typeof message === 'string' &&
-    /Connection terminated|connection error|timeout exceeded when trying to connect|Client was closed|not queryable/i.test(
-      message,
-    )
-  );
-}
 
 interface RowData {
   id: string;
@@ -413,18 +378,7 @@ export class PostgresState implements State {
   }
 
   private wrap(err: unknown): SagawayError {
-    if (err instanceof SagawayError) return err;
-    if (isUnavailable(err)) {
-      return new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}" is not available`, { cause: err });
-    }
-    const sqlstate = (err as { code?: unknown } | undefined)?.code;
-    // class 22 = data exception, e.g. a \u0000 character, which jsonb cannot hold
-    if (typeof sqlstate === 'string' && sqlstate.startsWith('22')) {
-      return new SagawayError('VALIDATION_FAILED', `state "${this.alias}": the database refused a value`, {
-        cause: err,
-      });
-    }
-    return new SagawayError('INTERNAL', `state "${this.alias}": database error`, { cause: err });
+    return toStateError(this.alias, err);
   }
 
   private openPool(): Pool {
