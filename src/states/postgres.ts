@@ -37,7 +37,8 @@ export interface PostgresStateOptions {
   statementTimeoutMs?: number;
 }
 
-const TABLE_RE = /^[A-Za-z_][A-Za-z0-9_]{0,57}$/;
+// 63 characters at most in PostgreSQL, minus the longest suffix used (`_idem_at`)
+const TABLE_RE = /^[A-Za-z_][A-Za-z0-9_]{0,54}$/;
 const MAX_QUERY_ROWS = 1000;
 
 interface RowData {
@@ -90,16 +91,36 @@ export class PostgresState implements State {
       });
       this.pool = pool;
     }
-    await this.run(
-      `CREATE TABLE IF NOT EXISTS ${this.t} (seq BIGSERIAL NOT NULL, id TEXT PRIMARY KEY, version INTEGER NOT NULL, ` +
-        `data JSONB NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
-    );
-    await this.run(`CREATE INDEX IF NOT EXISTS "${this.options.table}_seq" ON ${this.t} (seq)`);
-    await this.run(
-      `CREATE TABLE IF NOT EXISTS ${this.ti} (key TEXT PRIMARY KEY, result JSONB, created_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
-    );
+    await this.createTables();
     await this.prune();
     this.ready = true;
+  }
+
+  /**
+   * Tables and indexes, created when missing. Two processes starting at once can both try to
+   * create them; PostgreSQL then reports a duplicate for one of them, which is retried.
+   */
+  private async createTables(): Promise<void> {
+    const table = this.options.table;
+    const ddl = [
+      `CREATE TABLE IF NOT EXISTS ${this.t} (seq BIGSERIAL NOT NULL, id TEXT PRIMARY KEY, version INTEGER NOT NULL, ` +
+        `data JSONB NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+      `CREATE INDEX IF NOT EXISTS "${table}_seq" ON ${this.t} (seq)`,
+      `CREATE TABLE IF NOT EXISTS ${this.ti} (key TEXT PRIMARY KEY, result JSONB, created_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+      `CREATE INDEX IF NOT EXISTS "${table}_idem_at" ON ${this.ti} (created_at)`,
+    ];
+    for (const sql of ddl) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.run(sql);
+          break;
+        } catch (err) {
+          const code = ((err as SagawayError).cause as { code?: string } | undefined)?.code;
+          if (attempt < 3 && (code === '23505' || code === '42P07' || code === '42710')) continue;
+          throw err;
+        }
+      }
+    }
   }
 
   async get(id: string): Promise<StateRecord | undefined> {

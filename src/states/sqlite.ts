@@ -85,7 +85,8 @@ export class SqliteState implements State {
       db.exec(
         `CREATE TABLE IF NOT EXISTS ${this.t} (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, ` +
           `version INTEGER NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);` +
-          `CREATE TABLE IF NOT EXISTS ${this.ti} (key TEXT PRIMARY KEY NOT NULL, result TEXT NOT NULL, created_at INTEGER NOT NULL);`,
+          `CREATE TABLE IF NOT EXISTS ${this.ti} (key TEXT PRIMARY KEY NOT NULL, result TEXT NOT NULL, created_at INTEGER NOT NULL);` +
+          `CREATE INDEX IF NOT EXISTS "${this.options.table}_idem_at" ON ${this.ti} (created_at);`,
       );
     } catch (err) {
       db.close();

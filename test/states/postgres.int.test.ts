@@ -84,6 +84,19 @@ if (reason !== undefined) {
     }
   });
 
+  test('postgres: several processes creating the same table at once all start', async () => {
+    const table = `race_${process.pid}_${Date.now()}`;
+    const states = Array.from({ length: 6 }, () => new PostgresState({ alias: 'r', url: URL, table, poolSize: 1 }));
+    try {
+      await Promise.all(states.map((s) => s.init()));
+      await states[0]?.create('a', {});
+      assert.equal((await states[5]?.get('a'))?.version, 1);
+    } finally {
+      for (const s of states) await s.close();
+      await drop(table);
+    }
+  });
+
   test('postgres: createState seeds an empty table once from a file', async () => {
     const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
     const { tmpdir } = await import('node:os');
