@@ -6,7 +6,15 @@ import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { checkHandlers } from '../runner/check-handlers.js';
 
 /** The example bundled with the package, used by `sagaway start` when no ./sagaway.yaml exists. */
-export const BUNDLED_EXAMPLE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'examples', 'todo', 'sagaway.yaml');
+export const BUNDLED_EXAMPLE = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  '..',
+  'examples',
+  'todo',
+  'sagaway.yaml',
+);
 
 /** Which config file a command uses: --config, else ./sagaway.yaml, else (start only) the bundled example. */
 export function configPath(option: string | undefined, allowBundled: boolean): string | undefined {

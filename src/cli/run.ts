@@ -51,7 +51,12 @@ export async function runCommand(options: CliOptions, positionals: string[]): Pr
       requestId: randomUUID(),
       user: null,
     });
-    const out = { outcome: result.outcome, http: result.http, response: result.response, ...(result.error ? { error: publicError(result.error) } : {}) };
+    const out = {
+      outcome: result.outcome,
+      http: result.http,
+      response: result.response,
+      ...(result.error ? { error: publicError(result.error) } : {}),
+    };
     process.stdout.write(`${JSON.stringify(out)}\n`);
     return result.outcome === 'SUCCESS' || result.outcome === 'ACK' ? 0 : 1;
   } finally {
@@ -81,4 +86,3 @@ function pickRunner(host: Host, apis: ConstructorParameters<typeof ApiMap>[0], p
   for (const [name, runner] of host.runners) if (runner.serves(path)) return name;
   return undefined;
 }
-

@@ -39,6 +39,7 @@ export async function startCommand(options: CliOptions): Promise<number> {
 function parsePort(value: string | undefined): number | undefined {
   if (value === undefined || value === '') return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new SagawayError('VALIDATION_FAILED', `invalid port "${value}"`);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new SagawayError('VALIDATION_FAILED', `invalid port "${value}"`);
   return n;
 }

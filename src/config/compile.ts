@@ -19,11 +19,23 @@ import type {
 } from './settings.js';
 
 /** Handler names that are built in (DESIGN §2); anything else in `handlers` is a module path. */
-export const BUILTIN_HANDLER_NAMES: ReadonlySet<string> = new Set(['read', 'write', 'query', 'rest', 'action', 'task', 'saga']);
-
+export const BUILTIN_HANDLER_NAMES: ReadonlySet<string> = new Set([
+  'read',
+  'write',
+  'query',
+  'rest',
+  'action',
+  'task',
+  'saga',
+]);
 
 /** Reports an issue at a path of a file. */
-export type Report = (file: string, at: readonly (string | number)[], message: string, severity?: 'error' | 'warning') => void;
+export type Report = (
+  file: string,
+  at: readonly (string | number)[],
+  message: string,
+  severity?: 'error' | 'warning',
+) => void;
 
 const ms = (v: unknown, fallback: number) => parseDuration(v) ?? fallback;
 
@@ -100,7 +112,11 @@ function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings {
             },
           }
         : {}),
-      apiKeys: (g.auth?.apiKeys ?? []).map((k) => ({ name: k.name, sha256: k.sha256.toLowerCase(), roles: k.roles ?? [] })),
+      apiKeys: (g.auth?.apiKeys ?? []).map((k) => ({
+        name: k.name,
+        sha256: k.sha256.toLowerCase(),
+        roles: k.roles ?? [],
+      })),
       cookie: g.auth?.cookie ?? 'sagaway_token',
       queryToken: g.auth?.queryToken ?? false,
     },
@@ -167,7 +183,12 @@ function compileState(alias: string, st: RawState, baseDir: string): StateSettin
     case 'memory':
       return { ...base, type: 'memory' };
     case 'sqlite':
-      return { ...base, type: 'sqlite', file: st.file === ':memory:' ? st.file : resolve(baseDir, st.file), table: st.table ?? alias };
+      return {
+        ...base,
+        type: 'sqlite',
+        file: st.file === ':memory:' ? st.file : resolve(baseDir, st.file),
+        table: st.table ?? alias,
+      };
     case 'postgres':
       return { ...base, type: 'postgres', url: st.url, table: st.table ?? alias, poolSize: st.poolSize ?? 10 };
   }
@@ -200,7 +221,11 @@ function compileRunner(
   for (const [alias, a] of Object.entries(r.actions ?? {})) {
     for (const key of Object.keys(a.meta ?? {})) {
       if (!isLayerField(key)) {
-        report(file, ['runners', name, 'actions', alias, 'meta', key], `"${key}" is not a setting actions may default or override`);
+        report(
+          file,
+          ['runners', name, 'actions', alias, 'meta', key],
+          `"${key}" is not a setting actions may default or override`,
+        );
       }
     }
     actions[alias] = { alias, ...(a.handler !== undefined ? { handler: a.handler } : {}), meta: a.meta ?? {} };
@@ -211,7 +236,11 @@ function compileRunner(
     if (!systems[system]) report(file, ['runners', name, 'streams', s, 'system'], `unknown system "${system}"`);
     for (const key of Object.keys(b.meta ?? {})) {
       if (!isLayerField(key)) {
-        report(file, ['runners', name, 'streams', s, 'meta', key], `"${key}" is not a setting streams may default or override`);
+        report(
+          file,
+          ['runners', name, 'streams', s, 'meta', key],
+          `"${key}" is not a setting streams may default or override`,
+        );
       }
     }
     streams[s] = { name: s, ...(b.handler !== undefined ? { handler: b.handler } : {}), system, meta: b.meta ?? {} };
@@ -230,16 +259,24 @@ function compileRunner(
 }
 
 /** Graph checks of every saga, and the event-step rules that need the runner around them. */
-function checkRunnerSagas(runner: RunnerSettings, raw: RawConfig, systems: Record<string, SystemSettings>, report: Report): void {
+function checkRunnerSagas(
+  runner: RunnerSettings,
+  raw: RawConfig,
+  systems: Record<string, SystemSettings>,
+  report: Report,
+): void {
   const ids = new Map<string, SagaDefinition>();
   for (const saga of runner.sagas) {
     const where = (...p: (string | number)[]) => [...saga.source.at, ...p];
-    if (ids.has(saga.id)) report(saga.source.file, where('id'), `duplicate saga id "${saga.id}" in runner "${runner.name}"`);
+    if (ids.has(saga.id))
+      report(saga.source.file, where('id'), `duplicate saga id "${saga.id}" in runner "${runner.name}"`);
     ids.set(saga.id, saga);
     for (const issue of checkSaga(saga)) report(saga.source.file, where(...issue.at), issue.message, issue.severity);
     saga.steps.forEach((step, i) => {
       if (step.type !== 'event' || !step.eventMeta) return;
-      checkEventMeta(step.eventMeta, runner, raw, systems, (p, m) => report(saga.source.file, where('steps', i, 'eventMeta', ...p), m));
+      checkEventMeta(step.eventMeta, runner, raw, systems, (p, m) =>
+        report(saga.source.file, where('steps', i, 'eventMeta', ...p), m),
+      );
     });
   }
 }
@@ -259,7 +296,11 @@ function checkEventMeta(
   }
   // DESIGN §6.1: on `local` the handler must be explicit (a structural action may supply it).
   const structural = Object.hasOwn(runner.actions, meta.action) ? runner.actions[meta.action] : undefined;
-  const handler = meta.handler ?? structural?.handler ?? (structural?.meta['handler']?.override as string | undefined) ?? (structural?.meta['handler']?.default as string | undefined);
+  const handler =
+    meta.handler ??
+    structural?.handler ??
+    (structural?.meta['handler']?.override as string | undefined) ??
+    (structural?.meta['handler']?.default as string | undefined);
   if (handler === undefined) {
     report(['handler'], 'required when stream is local (HANDLER_REQUIRED)');
     return;

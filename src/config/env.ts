@@ -65,7 +65,12 @@ export interface EnvProblem {
 }
 
 /** Replace env tokens in every string of `value`; returns the new value and the unset names. */
-export function substituteEnv(value: unknown, env: NodeJS.ProcessEnv, at: (string | number)[] = [], problems: EnvProblem[] = []): { value: unknown; problems: EnvProblem[] } {
+export function substituteEnv(
+  value: unknown,
+  env: NodeJS.ProcessEnv,
+  at: (string | number)[] = [],
+  problems: EnvProblem[] = [],
+): { value: unknown; problems: EnvProblem[] } {
   const walk = (v: unknown, path: (string | number)[]): unknown => {
     if (typeof v === 'string') {
       if (!v.includes('${env:')) return v;

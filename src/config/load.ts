@@ -78,13 +78,21 @@ async function readSource(
   try {
     text = await readFile(abs, 'utf8');
   } catch (e) {
-    issues.push({ file: shown, line: 1, col: 1, path: '', message: `cannot read file (${(e as NodeJS.ErrnoException).code ?? 'error'})`, severity: 'error' });
+    issues.push({
+      file: shown,
+      line: 1,
+      col: 1,
+      path: '',
+      message: `cannot read file (${(e as NodeJS.ErrnoException).code ?? 'error'})`,
+      severity: 'error',
+    });
     return undefined;
   }
   const source = parseYamlSource(shown, text);
   sources.set(abs, source);
   if (source.syntaxErrors.length > 0) {
-    for (const e of source.syntaxErrors) issues.push({ file: shown, line: e.line, col: e.col, path: '', message: e.message, severity: 'error' });
+    for (const e of source.syntaxErrors)
+      issues.push({ file: shown, line: e.line, col: e.col, path: '', message: e.message, severity: 'error' });
     return undefined;
   }
   let value: unknown;

@@ -37,7 +37,9 @@ const HttpMethod = Type.Union(
   { description: 'one of GET, POST, PUT, PATCH, DELETE, HEAD' },
 );
 const HttpStatus = Type.Integer({ minimum: 100, maximum: 599 });
-const ConditionValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()], { description: 'a string, number or boolean' });
+const ConditionValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()], {
+  description: 'a string, number or boolean',
+});
 
 // ---------------------------------------------------------------- sagas
 
@@ -129,7 +131,10 @@ export const SagaSchema = Type.Object(
 // ---------------------------------------------------------------- runners
 
 /** `{ default?, override? }` for one field of an event's settings (DESIGN §6.6). */
-const MetaLayer = Type.Object({ default: Type.Optional(Type.Unknown()), override: Type.Optional(Type.Unknown()) }, strict);
+const MetaLayer = Type.Object(
+  { default: Type.Optional(Type.Unknown()), override: Type.Optional(Type.Unknown()) },
+  strict,
+);
 const MetaLayers = Type.Record(Type.String(), MetaLayer, {
   description: 'eventMeta field (dots for nested: parameters.url) -> { default, override }',
 });
@@ -167,7 +172,9 @@ const NatsSystem = Type.Object(
     user: Type.Optional(Type.String()),
     pass: Type.Optional(Type.String()),
     token: Type.Optional(Type.String()),
-    prefix: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]+$', description: 'stream/subject prefix; default sagaway' })),
+    prefix: Type.Optional(
+      Type.String({ pattern: '^[A-Za-z0-9_-]+$', description: 'stream/subject prefix; default sagaway' }),
+    ),
   },
   strict,
 );
@@ -178,7 +185,9 @@ const HttpSystem = Type.Object(
     timeout: Type.Optional(DurationSchema),
     maxResponseSize: Type.Optional(SizeSchema),
     headers: Type.Optional(Type.Record(Type.String(), Type.String())),
-    allowPrivate: Type.Optional(Type.Boolean({ description: 'allow loopback/private/link-local targets; default false' })),
+    allowPrivate: Type.Optional(
+      Type.Boolean({ description: 'allow loopback/private/link-local targets; default false' }),
+    ),
     followRedirects: Type.Optional(Type.Boolean({ description: 'default false' })),
   },
   strict,
@@ -265,7 +274,9 @@ export const GatewaySchema = Type.Object(
           jwt: Type.Optional(JwtAuth),
           apiKeys: Type.Optional(Type.Array(ApiKey)),
           cookie: Type.Optional(Type.String({ description: 'cookie holding the token; default sagaway_token' })),
-          queryToken: Type.Optional(Type.Boolean({ description: 'accept ?access_token= on stream GETs; default false' })),
+          queryToken: Type.Optional(
+            Type.Boolean({ description: 'accept ?access_token= on stream GETs; default false' }),
+          ),
         },
         strict,
       ),
@@ -281,7 +292,9 @@ export const GatewaySchema = Type.Object(
           maxPerClient: Type.Optional(Type.Integer({ minimum: 1 })),
           maxStreams: Type.Optional(Type.Integer({ minimum: 1 })),
           stallTimeout: Type.Optional(DurationSchema),
-          maxEntries: Type.Optional(Type.Integer({ minimum: 1, description: 'entries sent from one poll; default 1000' })),
+          maxEntries: Type.Optional(
+            Type.Integer({ minimum: 1, description: 'entries sent from one poll; default 1000' }),
+          ),
           cursorKey: Type.Optional(Type.String({ minLength: 16 })),
         },
         strict,

@@ -59,11 +59,18 @@ function pathOf(pointer: string, data: unknown): Seg[] {
 
 function valueAt(data: unknown, path: readonly Seg[]): unknown {
   let node = data;
-  for (const seg of path) node = node !== null && typeof node === 'object' ? (node as Record<Seg, unknown>)[seg] : undefined;
+  for (const seg of path)
+    node = node !== null && typeof node === 'object' ? (node as Record<Seg, unknown>)[seg] : undefined;
   return node;
 }
 
-function toIssues(errors: ErrorObject[], data: unknown, source: YamlSource, at: readonly Seg[], display: readonly Seg[]): ConfigIssue[] {
+function toIssues(
+  errors: ErrorObject[],
+  data: unknown,
+  source: YamlSource,
+  at: readonly Seg[],
+  display: readonly Seg[],
+): ConfigIssue[] {
   const collapsed = new Map<string, string>();
   for (const e of errors) {
     if (e.keyword !== 'anyOf') continue;
@@ -90,7 +97,8 @@ function toIssues(errors: ErrorObject[], data: unknown, source: YamlSource, at: 
     if (e.keyword === 'if' || e.keyword === 'anyOf' || collapsed.has(e.instancePath)) continue;
     if ([...collapsed.keys()].some((p) => e.instancePath.startsWith(`${p}/`))) continue;
     const value = valueAt(data, path);
-    if (e.keyword === 'type' && value !== null && typeof value === 'object' && e.schemaPath.includes('/anyOf/')) continue;
+    if (e.keyword === 'type' && value !== null && typeof value === 'object' && e.schemaPath.includes('/anyOf/'))
+      continue;
     switch (e.keyword) {
       case 'required':
         add([...path, (e.params as { missingProperty: string }).missingProperty], 'required');

@@ -4,7 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { publishedSchema } from './schema.js';
 
 /** Where the published schema lives, relative to this compiled file (dist/src/config). */
-export const SCHEMA_FILE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'schema', 'sagaway.schema.json');
+export const SCHEMA_FILE = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  '..',
+  'schema',
+  'sagaway.schema.json',
+);
 
 /** The schema file's exact text, generated from src/config/schema.ts. */
 export function schemaText(): string {

@@ -24,7 +24,10 @@ export function parseYamlSource(file: string, text: string): YamlSource {
     const p = lineCounter.linePos(offset);
     return { line: p.line, col: p.col };
   };
-  const syntaxErrors = doc.errors.map((e) => ({ ...pos(e.pos[0]), message: e.message.split('\n')[0] ?? 'syntax error' }));
+  const syntaxErrors = doc.errors.map((e) => ({
+    ...pos(e.pos[0]),
+    message: e.message.split('\n')[0] ?? 'syntax error',
+  }));
   if (text.length > MAX_FILE) syntaxErrors.push({ line: 1, col: 1, message: `file larger than ${MAX_FILE} bytes` });
   return {
     file,
@@ -37,7 +40,9 @@ export function parseYamlSource(file: string, text: string): YamlSource {
       for (const seg of path) {
         keyNode = undefined;
         if (isMap(node)) {
-          const pair = node.items.find((p) => isPair(p) && (isScalar(p.key) ? String(p.key.value) : String(p.key)) === String(seg));
+          const pair = node.items.find(
+            (p) => isPair(p) && (isScalar(p.key) ? String(p.key.value) : String(p.key)) === String(seg),
+          );
           if (!pair) break;
           keyNode = pair.key;
           node = pair.value;

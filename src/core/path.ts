@@ -167,7 +167,10 @@ function ensureChild(
 
 function conflict(segments: readonly Segment[], i: number, why?: string): SagawayError {
   const at = formatSegments(segments.slice(0, i)) || '$';
-  return new SagawayError('OUTPUT_PATH_CONFLICT', why ?? `cannot write below "${at}": not a container of the right kind`);
+  return new SagawayError(
+    'OUTPUT_PATH_CONFLICT',
+    why ?? `cannot write below "${at}": not a container of the right kind`,
+  );
 }
 
 /** Render segments back to path text (`a.b[0].c`). */

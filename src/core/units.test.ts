@@ -10,7 +10,8 @@ test('durations: numbers are ms, digit strings are ms, units ms/s/m/h', () => {
   assert.equal(parseDuration('1.5s'), 1500);
   assert.equal(parseDuration('5m'), 300_000);
   assert.equal(parseDuration('1h'), 3_600_000);
-  for (const bad of [-1, Infinity, NaN, '', 'soon', '5 minutes', '1d', '-2s', {}, null, true]) assert.equal(parseDuration(bad), undefined, String(bad));
+  for (const bad of [-1, Infinity, NaN, '', 'soon', '5 minutes', '1d', '-2s', {}, null, true])
+    assert.equal(parseDuration(bad), undefined, String(bad));
 });
 
 test('sizes are 1024-based', () => {

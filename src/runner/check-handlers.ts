@@ -10,12 +10,23 @@ import { HandlerRegistry, importHandlerModule, isModuleEntry } from './registry.
  * that each `local` event step names an action and version its runner offers: a wrong version is
  * a configuration error at load time, not a surprise at run time (`sagaway validate`).
  */
-export async function checkHandlers(settings: Settings, builtins: Readonly<Record<string, HandlerFactory>>, report: Report): Promise<void> {
+export async function checkHandlers(
+  settings: Settings,
+  builtins: Readonly<Record<string, HandlerFactory>>,
+  report: Report,
+): Promise<void> {
   for (const runner of Object.values(settings.runners)) {
     const unavailable = (): never => {
       throw new SagawayError('INTERNAL', 'not available while validating');
     };
-    const env: HandlerEnv = { settings, runner, log: silentLogger(), state: unavailable, runEvent: unavailable, runSaga: unavailable };
+    const env: HandlerEnv = {
+      settings,
+      runner,
+      log: silentLogger(),
+      state: unavailable,
+      runEvent: unavailable,
+      runSaga: unavailable,
+    };
     const registry = new HandlerRegistry();
     for (const [i, entry] of runner.handlers.entries()) {
       try {
@@ -31,14 +42,22 @@ export async function checkHandlers(settings: Settings, builtins: Readonly<Recor
         if (step.type !== 'event' || !meta || (meta.stream ?? 'local') !== 'local') return;
         if (meta.handler === undefined || Object.hasOwn(runner.actions, meta.action)) return;
         if (!registry.has(meta.handler)) {
-          report(saga.source.file, [...saga.source.at, 'steps', i, 'eventMeta', 'handler'], `handler "${meta.handler}" is not loaded by runner "${runner.name}"`);
+          report(
+            saga.source.file,
+            [...saga.source.at, 'steps', i, 'eventMeta', 'handler'],
+            `handler "${meta.handler}" is not loaded by runner "${runner.name}"`,
+          );
           return;
         }
         try {
           registry.resolve(meta.handler, meta.action, meta.version);
         } catch (e) {
           const field = (e as SagawayError).code === 'ACTION_VERSION_UNSUPPORTED' ? 'version' : 'action';
-          report(saga.source.file, [...saga.source.at, 'steps', i, 'eventMeta', field], `${(e as Error).message} (${(e as SagawayError).code})`);
+          report(
+            saga.source.file,
+            [...saga.source.at, 'steps', i, 'eventMeta', field],
+            `${(e as Error).message} (${(e as SagawayError).code})`,
+          );
         }
       });
     }

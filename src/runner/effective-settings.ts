@@ -29,8 +29,11 @@ export interface EffectiveSettings {
   inject: boolean;
 }
 
-
-function applyLayer(target: Record<string, unknown>, layers: MetaLayers | undefined, which: 'default' | 'override'): void {
+function applyLayer(
+  target: Record<string, unknown>,
+  layers: MetaLayers | undefined,
+  which: 'default' | 'override',
+): void {
   if (!layers) return;
   for (const key of Object.keys(layers)) {
     const layer = layers[key];

@@ -17,7 +17,15 @@ function saga(id: string, meta: Record<string, unknown>, extraSteps: RawSaga['st
     methods: ['GET', 'POST'],
     steps: [
       { id: 'start', type: 'start', links: [{ to: 'e' }] },
-      { id: 'e', type: 'event', eventMeta: { version: 0, ...meta } as never, links: [{ to: 'ok', when: ['SUCCESS'] }, { to: 'bad', when: ['*'] }] },
+      {
+        id: 'e',
+        type: 'event',
+        eventMeta: { version: 0, ...meta } as never,
+        links: [
+          { to: 'ok', when: ['SUCCESS'] },
+          { to: 'bad', when: ['*'] },
+        ],
+      },
       { id: 'ok', type: 'success', outputElement: own ? '$' : 'out' },
       { id: 'bad', type: 'fail' },
       ...extraSteps,
@@ -85,8 +93,17 @@ describe('preconfigured actions and stream overrides (DESIGN §6.6)', () => {
               saga('nobody', { stream: 'nobody', action: 'Seen' }),
             ],
             actions: {
-              Pinned: { meta: { action: { override: 'Seen' }, 'parameters.mode': { override: 'forced' }, 'parameters.size': { default: 10 } } },
-              Pinned2: { handler: 'probe', meta: { action: { override: 'Const' }, 'parameters.value': { default: 'from-alias' } } },
+              Pinned: {
+                meta: {
+                  action: { override: 'Seen' },
+                  'parameters.mode': { override: 'forced' },
+                  'parameters.size': { default: 10 },
+                },
+              },
+              Pinned2: {
+                handler: 'probe',
+                meta: { action: { override: 'Const' }, 'parameters.value': { default: 'from-alias' } },
+              },
             },
           },
           exec: {
@@ -94,10 +111,15 @@ describe('preconfigured actions and stream overrides (DESIGN §6.6)', () => {
             streams: {
               S: {
                 handler: 'probe',
-                meta: { 'parameters.b': { default: 'stream-default' }, 'parameters.f': { override: 'stream-override' } },
+                meta: {
+                  'parameters.b': { default: 'stream-default' },
+                  'parameters.f': { override: 'stream-override' },
+                },
               },
             },
-            actions: { Look: { meta: { action: { override: 'Seen' }, 'parameters.d': { override: 'action-override' } } } },
+            actions: {
+              Look: { meta: { action: { override: 'Seen' }, 'parameters.d': { override: 'action-override' } } },
+            },
           },
         },
       },
@@ -109,7 +131,12 @@ describe('preconfigured actions and stream overrides (DESIGN §6.6)', () => {
   test('an event on a local-system stream runs on the runner that consumes it, with its overrides and handler inference', async () => {
     const r = await h.run('/remote', { runner: 'orch' });
     assert.equal(r.outcome, 'SUCCESS');
-    assert.deepEqual((r.response as any).parameters, { a: 'step', b: 'stream-default', d: 'action-override', f: 'stream-override' });
+    assert.deepEqual((r.response as any).parameters, {
+      a: 'step',
+      b: 'stream-default',
+      d: 'action-override',
+      f: 'stream-override',
+    });
   });
   test('a structural action on the orchestrating runner: defaults and overrides', async () => {
     const r = await h.run('/alias', { runner: 'orch' });
@@ -167,12 +194,47 @@ describe('inject (DESIGN §6.4)', () => {
                 },
               }),
               saga('unresolved', { handler: 'probe', action: 'Seen', inject: true, parameters: { x: '%%absent%%' } }),
-              saga('unresolvedsecret', { handler: 'probe', action: 'Seen', inject: true, parameters: { x: '#{{NOPE}}' } }),
-              saga('literal', { handler: 'probe', action: 'Seen', parameters: { x: '%%customer%%', y: '#{{TOKEN}}', z: '${{REGION}}' } }),
-              saga('secondorder', { handler: 'probe', action: 'Seen', inject: true, parameters: { x: '%%parameters.text%%' } }),
-              saga('paths', { handler: 'probe', action: 'Const', inject: true, inputElement: 'parameters.%%parameters.which%%', outputElement: '$.%%$.parameters.target%%', parameters: { value: 1 } }, []),
-              saga('secret', { handler: 'probe', action: 'Leak', inject: true, parameters: { header: 'Bearer #{{TOKEN}}' } }),
-              saga('secretecho', { handler: 'probe', action: 'Seen', inject: true, parameters: { header: 'Bearer #{{TOKEN}}' } }),
+              saga('unresolvedsecret', {
+                handler: 'probe',
+                action: 'Seen',
+                inject: true,
+                parameters: { x: '#{{NOPE}}' },
+              }),
+              saga('literal', {
+                handler: 'probe',
+                action: 'Seen',
+                parameters: { x: '%%customer%%', y: '#{{TOKEN}}', z: '${{REGION}}' },
+              }),
+              saga('secondorder', {
+                handler: 'probe',
+                action: 'Seen',
+                inject: true,
+                parameters: { x: '%%parameters.text%%' },
+              }),
+              saga(
+                'paths',
+                {
+                  handler: 'probe',
+                  action: 'Const',
+                  inject: true,
+                  inputElement: 'parameters.%%parameters.which%%',
+                  outputElement: '$.%%$.parameters.target%%',
+                  parameters: { value: 1 },
+                },
+                [],
+              ),
+              saga('secret', {
+                handler: 'probe',
+                action: 'Leak',
+                inject: true,
+                parameters: { header: 'Bearer #{{TOKEN}}' },
+              }),
+              saga('secretecho', {
+                handler: 'probe',
+                action: 'Seen',
+                inject: true,
+                parameters: { header: 'Bearer #{{TOKEN}}' },
+              }),
             ],
           },
         },
@@ -245,10 +307,24 @@ describe('inject (DESIGN §6.4)', () => {
 describe('versions and handlers (DESIGN §6.1)', () => {
   test('a version the handler lacks is a load error naming the version; an existing one runs', async () => {
     await assert.rejects(
-      startTestHost({ runners: { r: { handlers: ['./probe.mjs'], sagas: [saga('v1', { handler: 'probe', action: 'Reserve', version: 1 })] } } }, { files: { 'probe.mjs': PROBE_HANDLER } }),
+      startTestHost(
+        {
+          runners: {
+            r: { handlers: ['./probe.mjs'], sagas: [saga('v1', { handler: 'probe', action: 'Reserve', version: 1 })] },
+          },
+        },
+        { files: { 'probe.mjs': PROBE_HANDLER } },
+      ),
       (e: any) => /eventMeta\.version: .*ACTION_VERSION_UNSUPPORTED/.test(e.message),
     );
-    const h = await startTestHost({ runners: { r: { handlers: ['./probe.mjs'], sagas: [saga('v2', { handler: 'probe', action: 'Reserve', version: 2 })] } } }, { files: { 'probe.mjs': PROBE_HANDLER } });
+    const h = await startTestHost(
+      {
+        runners: {
+          r: { handlers: ['./probe.mjs'], sagas: [saga('v2', { handler: 'probe', action: 'Reserve', version: 2 })] },
+        },
+      },
+      { files: { 'probe.mjs': PROBE_HANDLER } },
+    );
     try {
       assert.deepEqual((await h.run('/v2')).response, { v: 2 });
     } finally {
@@ -257,7 +333,10 @@ describe('versions and handlers (DESIGN §6.1)', () => {
   });
   test('handler required on local', async () => {
     await assert.rejects(
-      startTestHost({ runners: { r: { handlers: ['./probe.mjs'], sagas: [saga('nohandler', { action: 'Echo' })] } } }, { files: { 'probe.mjs': PROBE_HANDLER } }),
+      startTestHost(
+        { runners: { r: { handlers: ['./probe.mjs'], sagas: [saga('nohandler', { action: 'Echo' })] } } },
+        { files: { 'probe.mjs': PROBE_HANDLER } },
+      ),
       (e: any) => /eventMeta\.handler: required when stream is local/.test(e.message),
     );
   });

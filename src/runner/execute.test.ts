@@ -45,9 +45,23 @@ test('strict versions at run time: no fallback to another version', async () => 
 });
 
 test('unknown handler and action, and a missing handler with no stream binding', async () => {
-  assert.equal((await executeEvent(deps(), event({ handler: 'nope', action: 'X', version: 0 }), undefined, signal)).error?.code, 'HANDLER_NOT_FOUND');
-  assert.equal((await executeEvent(deps(), event({ handler: 'inv', action: 'X', version: 0 }), undefined, signal)).error?.code, 'ACTION_NOT_FOUND');
-  assert.equal((await executeEvent(deps(), event({ action: 'Reserve', version: 0 }), undefined, signal)).error?.code, 'HANDLER_REQUIRED');
-  const inferred = await executeEvent(deps(), event({ action: 'Reserve', version: 0 }), { name: 'S', handler: 'inv', system: 'local', meta: {} }, signal);
+  assert.equal(
+    (await executeEvent(deps(), event({ handler: 'nope', action: 'X', version: 0 }), undefined, signal)).error?.code,
+    'HANDLER_NOT_FOUND',
+  );
+  assert.equal(
+    (await executeEvent(deps(), event({ handler: 'inv', action: 'X', version: 0 }), undefined, signal)).error?.code,
+    'ACTION_NOT_FOUND',
+  );
+  assert.equal(
+    (await executeEvent(deps(), event({ action: 'Reserve', version: 0 }), undefined, signal)).error?.code,
+    'HANDLER_REQUIRED',
+  );
+  const inferred = await executeEvent(
+    deps(),
+    event({ action: 'Reserve', version: 0 }),
+    { name: 'S', handler: 'inv', system: 'local', meta: {} },
+    signal,
+  );
   assert.equal(inferred.output, 'v0');
 });

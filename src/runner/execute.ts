@@ -49,7 +49,10 @@ export async function executeEvent(
       secretsUsed = injected.secretsUsed;
     }
     if (settings.handler === undefined) {
-      throw new SagawayError('HANDLER_REQUIRED', `event "${settings.action}" names no handler and its stream binds none`);
+      throw new SagawayError(
+        'HANDLER_REQUIRED',
+        `event "${settings.action}" names no handler and its stream binds none`,
+      );
     }
     const fn = deps.registry.resolve(settings.handler, settings.action, settings.version);
     if (settings.outputElement !== undefined) parseOutputSpec(settings.outputElement);
@@ -64,7 +67,12 @@ export async function executeEvent(
     const info = scrubError(errorOf(err, signal), secretsUsed);
     if (!(err instanceof SagawayError)) {
       deps.log.warn(
-        { step: event.stepId, runId: event.runId, code: info.code, err: scrubText(String((err as Error)?.stack ?? err), secretsUsed) },
+        {
+          step: event.stepId,
+          runId: event.runId,
+          code: info.code,
+          err: scrubText(String((err as Error)?.stack ?? err), secretsUsed),
+        },
         'action failed',
       );
     }
@@ -73,7 +81,11 @@ export async function executeEvent(
   }
 }
 
-function reply(status: EventReply['status'], settings: EffectiveSettings | undefined, part: Partial<EventReply>): EventReply {
+function reply(
+  status: EventReply['status'],
+  settings: EffectiveSettings | undefined,
+  part: Partial<EventReply>,
+): EventReply {
   return {
     status,
     ...part,
@@ -166,7 +178,11 @@ class Context implements ActionContext {
   }
   get log(): Logger {
     if (!this.logger) {
-      const child = this.deps.log.child({ step: this.event.stepId, runId: this.event.runId, action: this.settings.action });
+      const child = this.deps.log.child({
+        step: this.event.stepId,
+        runId: this.event.runId,
+        action: this.settings.action,
+      });
       this.logger = this.secretsUsed.length ? scrubbingLogger(child, this.secretsUsed) : child;
     }
     return this.logger;

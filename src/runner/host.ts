@@ -142,7 +142,9 @@ export class Host implements SagaService {
     const systemName = event.meta.system ?? settings.defaultSystem ?? 'local';
     const system = settings.systems[systemName];
     if (system?.type === 'local') return this.local.dispatch(event, { signal });
-    const error = toErrorInfo(new SagawayError('RUNNER_UNAVAILABLE', `system "${systemName}" is not connected in this process`));
+    const error = toErrorInfo(
+      new SagawayError('RUNNER_UNAVAILABLE', `system "${systemName}" is not connected in this process`),
+    );
     return { status: 'FAIL', error, inputElement: null, outputElement: null };
   }
 }

@@ -19,7 +19,8 @@ import type { SecretSource } from './secrets.js';
  * JSON type (`"%%qty%%"` -> 3); inside other text values are written as text (objects as JSON).
  */
 
-const PLACEHOLDER = /%%([^%|]{1,128})(?:\|([^%]{0,256}))?%%|\$\{\{([A-Za-z0-9_.-]{1,128})\}\}|#\{\{([A-Za-z0-9_.-]{1,128})\}\}/g;
+const PLACEHOLDER =
+  /%%([^%|]{1,128})(?:\|([^%]{0,256}))?%%|\$\{\{([A-Za-z0-9_.-]{1,128})\}\}|#\{\{([A-Za-z0-9_.-]{1,128})\}\}/g;
 const MAX_RESULT_LENGTH = 64 * 1024;
 
 /** What placeholders resolve against. */
@@ -45,7 +46,8 @@ export function injectSettings(settings: EffectiveSettings, src: InjectSources):
   // The input element is resolved first (relative names there read from the payload root), so
   // that the other settings can read variables relative to the input.
   const atRoot = resolver(src.payload);
-  const inputElement = settings.inputElement === undefined ? undefined : asText(atRoot(settings.inputElement), 'inputElement');
+  const inputElement =
+    settings.inputElement === undefined ? undefined : asText(atRoot(settings.inputElement), 'inputElement');
   let input: unknown = src.payload;
   if (inputElement !== undefined && inputElement !== '$') {
     input = readPath(src.payload, parsePath(inputElement).segments);
@@ -57,7 +59,8 @@ export function injectSettings(settings: EffectiveSettings, src: InjectSources):
   };
   if (inputElement !== undefined) out.inputElement = inputElement;
   if (settings.domain !== undefined) out.domain = asText(atInput(settings.domain), 'domain');
-  if (settings.outputElement !== undefined) out.outputElement = asText(atInput(settings.outputElement), 'outputElement');
+  if (settings.outputElement !== undefined)
+    out.outputElement = asText(atInput(settings.outputElement), 'outputElement');
   return { settings: out, secretsUsed };
 }
 
@@ -115,7 +118,9 @@ function resolveOne(
     const value = readVariable(varName, input, params, src);
     if (value !== undefined) return value;
     if (varDefault !== undefined) return varDefault;
-    throw new SagawayError('INJECT_UNRESOLVED', `variable "${varName}" did not resolve and has no default`, { http: 400 });
+    throw new SagawayError('INJECT_UNRESOLVED', `variable "${varName}" did not resolve and has no default`, {
+      http: 400,
+    });
   }
   if (valueName !== undefined) {
     if (Object.hasOwn(src.values, valueName)) return src.values[valueName];

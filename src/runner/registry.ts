@@ -14,7 +14,8 @@ export class HandlerRegistry {
   /** Add a handler; its name must be unique within the runner. */
   add(def: HandlerDefinition, origin: string): void {
     checkDefinition(def, origin);
-    if (this.handlers.has(def.name)) throw new SagawayError('CONFIG_INVALID', `handler "${def.name}" is defined twice (${origin})`);
+    if (this.handlers.has(def.name))
+      throw new SagawayError('CONFIG_INVALID', `handler "${def.name}" is defined twice (${origin})`);
     this.handlers.set(def.name, def);
   }
 
@@ -31,7 +32,10 @@ export class HandlerRegistry {
     const fn = Object.hasOwn(versions, version) ? versions[version] : undefined;
     if (typeof fn !== 'function') {
       const offered = Object.keys(versions).join(', ');
-      throw new SagawayError('ACTION_VERSION_UNSUPPORTED', `${handler}.${action} has no version ${version} (offered: ${offered})`);
+      throw new SagawayError(
+        'ACTION_VERSION_UNSUPPORTED',
+        `${handler}.${action} has no version ${version} (offered: ${offered})`,
+      );
     }
     return fn;
   }
@@ -49,12 +53,14 @@ export class HandlerRegistry {
 function checkDefinition(def: unknown, origin: string): asserts def is HandlerDefinition {
   const bad = (why: string) => new SagawayError('CONFIG_INVALID', `handler module ${origin}: ${why}`);
   if (!isObject(def)) throw bad('must export a handler object { name, actions }');
-  if (typeof def['name'] !== 'string' || !/^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(def['name'])) throw bad('needs a name of letters, digits, _ and -');
+  if (typeof def['name'] !== 'string' || !/^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(def['name']))
+    throw bad('needs a name of letters, digits, _ and -');
   if (!isObject(def['actions'])) throw bad('needs an actions object');
   for (const [action, versions] of Object.entries(def['actions'])) {
     if (!isObject(versions)) throw bad(`action "${action}" must map versions to functions`);
     for (const [v, fn] of Object.entries(versions)) {
-      if (!/^(0|[1-9][0-9]*)$/.test(v)) throw bad(`action "${action}" has a version "${v}" that is not an integer >= 0`);
+      if (!/^(0|[1-9][0-9]*)$/.test(v))
+        throw bad(`action "${action}" has a version "${v}" that is not an integer >= 0`);
       if (typeof fn !== 'function') throw bad(`action "${action}" version ${v} is not a function`);
     }
   }
@@ -71,7 +77,10 @@ export async function importHandlerModule(file: string, env: HandlerEnv): Promis
   try {
     mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
   } catch (e) {
-    throw new SagawayError('CONFIG_INVALID', `cannot load handler module ${file}: ${(e as Error).message.split('\n')[0]}`);
+    throw new SagawayError(
+      'CONFIG_INVALID',
+      `cannot load handler module ${file}: ${(e as Error).message.split('\n')[0]}`,
+    );
   }
   const exported = mod.default;
   const def = typeof exported === 'function' ? (exported as HandlerFactory)(env) : exported;

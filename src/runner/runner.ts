@@ -72,7 +72,8 @@ export class Runner {
     const { saga, params } = match;
     if (saga.roles.length > 0) {
       if (!req.user || req.user.anonymous) return reject('UNAUTHORIZED', 'authentication required');
-      if (!saga.roles.some((r) => req.user!.roles.includes(r))) return reject('FORBIDDEN', 'a required role is missing');
+      if (!saga.roles.some((r) => req.user!.roles.includes(r)))
+        return reject('FORBIDDEN', 'a required role is missing');
     }
     const input: Record<string, unknown> = { ...req.input, ...params };
     const context: RequestContext = {
@@ -83,11 +84,23 @@ export class Runner {
   }
 
   /** Run a saga of this runner with a ready input and context (also used by saga.StartSaga). */
-  start(saga: CompiledSaga, input: Record<string, unknown>, context: RequestContext, deadline?: number, signal?: AbortSignal): Promise<SagaResult> {
+  start(
+    saga: CompiledSaga,
+    input: Record<string, unknown>,
+    context: RequestContext,
+    deadline?: number,
+    signal?: AbortSignal,
+  ): Promise<SagaResult> {
     const own = Date.now() + saga.timeoutMs;
     return runSaga(
       { dispatch: this.dispatchBound, log: this.deps.log, maxSteps: this.deps.runner.maxSteps },
-      { saga, input, context, deadline: deadline === undefined ? own : Math.min(deadline, own), ...(signal ? { signal } : {}) },
+      {
+        saga,
+        input,
+        context,
+        deadline: deadline === undefined ? own : Math.min(deadline, own),
+        ...(signal ? { signal } : {}),
+      },
     );
   }
 
@@ -128,9 +141,12 @@ export class Runner {
         if (saga) return this.start(saga, input, { ...parent.request }, undefined, parent.signal);
         if (target.path !== undefined) {
           const m = this.routes.match(target.method ?? 'GET', target.path);
-          if (m.kind === 'found') return this.start(m.saga, { ...input, ...m.params }, { ...parent.request }, undefined, parent.signal);
+          if (m.kind === 'found')
+            return this.start(m.saga, { ...input, ...m.params }, { ...parent.request }, undefined, parent.signal);
         }
-        throw new SagawayError('NOT_FOUND', `no saga ${target.saga ?? target.path ?? ''} on runner ${this.name}`, { http: 500 });
+        throw new SagawayError('NOT_FOUND', `no saga ${target.saga ?? target.path ?? ''} on runner ${this.name}`, {
+          http: 500,
+        });
       },
     };
   }

@@ -19,7 +19,10 @@ export function scrubbingLogger(log: Logger, secrets: readonly string[]): Logger
       return (...args: unknown[]) => {
         const clean = args.map((a) => {
           if (typeof a === 'string') return scrubText(a, secrets);
-          if (a instanceof Error) return { err: { type: a.name, message: scrubText(a.message, secrets), stack: scrubText(a.stack ?? '', secrets) } };
+          if (a instanceof Error)
+            return {
+              err: { type: a.name, message: scrubText(a.message, secrets), stack: scrubText(a.stack ?? '', secrets) },
+            };
           return scrubValue(a, secrets);
         });
         return (value as (...a: unknown[]) => void).apply(target, clean);

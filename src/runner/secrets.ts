@@ -31,7 +31,9 @@ export function createSecretSource(settings: SecretsSettings, env: NodeJS.Proces
       // The message names the problem, never a value from the file.
       throw new SagawayError('CONFIG_INVALID', `cannot read secrets file: ${(e as Error).message.split('\n')[0]}`);
     }
-    return { get: (name) => (Object.hasOwn(data, name) && typeof data[name] === 'string' ? (data[name] as string) : undefined) };
+    return {
+      get: (name) => (Object.hasOwn(data, name) && typeof data[name] === 'string' ? (data[name] as string) : undefined),
+    };
   }
   return { get: () => undefined };
 }
@@ -47,7 +49,13 @@ export function scrubText(text: string, secrets: readonly string[]): string {
 export function scrubValue<T>(value: T, secrets: readonly string[]): T {
   if (secrets.length === 0 || value === undefined) return value;
   const text = JSON.stringify(value);
-  if (text === undefined || !secrets.some((s) => text.includes(s) || text.includes(JSON.stringify(s).slice(1, -1)))) return value;
+  if (text === undefined || !secrets.some((s) => text.includes(s) || text.includes(JSON.stringify(s).slice(1, -1))))
+    return value;
   // Escape as JSON would, so a secret with quotes or backslashes is found inside the JSON text.
-  return JSON.parse(scrubText(text, secrets.map((s) => JSON.stringify(s).slice(1, -1)))) as T;
+  return JSON.parse(
+    scrubText(
+      text,
+      secrets.map((s) => JSON.stringify(s).slice(1, -1)),
+    ),
+  ) as T;
 }

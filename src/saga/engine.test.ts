@@ -5,14 +5,28 @@ import { startTestHost, type TestHost } from '../testing/index.js';
 import { PROBE_HANDLER } from '../testing/probe-handler.js';
 
 /** start -> e (event) -> ok (success, the whole payload) | bad (fail) */
-function eventSaga(id: string, meta: Record<string, unknown>, extra: Partial<RawStep> = {}, links?: RawStep['links']): RawSaga {
+function eventSaga(
+  id: string,
+  meta: Record<string, unknown>,
+  extra: Partial<RawStep> = {},
+  links?: RawStep['links'],
+): RawSaga {
   return {
     id,
     path: `/${id}`,
     methods: ['GET', 'POST'],
     steps: [
       { id: 'start', type: 'start', links: [{ to: 'e' }] },
-      { id: 'e', type: 'event', eventMeta: { handler: 'probe', version: 0, ...meta } as never, links: links ?? [{ to: 'ok', when: ['SUCCESS'] }, { to: 'bad', when: ['*'] }], ...extra },
+      {
+        id: 'e',
+        type: 'event',
+        eventMeta: { handler: 'probe', version: 0, ...meta } as never,
+        links: links ?? [
+          { to: 'ok', when: ['SUCCESS'] },
+          { to: 'bad', when: ['*'] },
+        ],
+        ...extra,
+      },
       { id: 'ok', type: 'success', outputElement: '$' },
       { id: 'bad', type: 'fail' },
     ],
@@ -22,11 +36,15 @@ function eventSaga(id: string, meta: Record<string, unknown>, extra: Partial<Raw
 /** Drop steps no link reaches, so each test saga stays minimal and still passes the load checks. */
 function prune(saga: RawSaga): RawSaga {
   const reached = new Set(['start']);
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const s of saga.steps) {
       if (!reached.has(s.id)) continue;
-      for (const l of s.links ?? []) if (!reached.has(l.to)) (reached.add(l.to), (changed = true));
+      for (const l of s.links ?? []) {
+        if (reached.has(l.to)) continue;
+        reached.add(l.to);
+        changed = true;
+      }
     }
   }
   return { ...saga, steps: saga.steps.filter((s) => reached.has(s.id)) };
@@ -41,9 +59,19 @@ describe('outputElement and inputElement (DESIGN §6.2)', () => {
   before(async () => {
     h = await startTestHost(
       config([
-        eventSaga('rel', { action: 'Const', inputElement: 'parameters.order', outputElement: 'result', parameters: { value: 7 } }),
+        eventSaga('rel', {
+          action: 'Const',
+          inputElement: 'parameters.order',
+          outputElement: 'result',
+          parameters: { value: 7 },
+        }),
         eventSaga('relnoinput', { action: 'Const', outputElement: 'a.b', parameters: { value: 7 } }),
-        eventSaga('rootrel', { action: 'Const', inputElement: 'parameters.order', outputElement: '$.x.y', parameters: { value: 7 } }),
+        eventSaga('rootrel', {
+          action: 'Const',
+          inputElement: 'parameters.order',
+          outputElement: '$.x.y',
+          parameters: { value: 7 },
+        }),
         eventSaga('root', { action: 'Const', outputElement: '$', parameters: { value: { only: true } } }),
         eventSaga('rootbad', { action: 'Const', outputElement: '$', parameters: { value: 5 } }),
         eventSaga('discard', { action: 'Const', outputElement: '-', parameters: { value: { lost: 1 } } }),
@@ -118,19 +146,41 @@ describe('failure rules (DESIGN §4.3)', () => {
         eventSaga('stepauto', failMeta, { autoFail: true }),
         { ...eventSaga('sagaauto', failMeta), autoFail: true },
         { ...eventSaga('stepoverride', failMeta, { autoFail: false }), autoFail: true },
-        eventSaga('failink', failMeta, {}, [{ to: 'ok', when: ['SUCCESS'] }, { to: 'handled', when: ['FAIL'] }]),
-        eventSaga('star', failMeta, {}, [{ to: 'ok', when: ['SUCCESS'] }, { to: 'handled', when: ['*'] }]),
+        eventSaga('failink', failMeta, {}, [
+          { to: 'ok', when: ['SUCCESS'] },
+          { to: 'handled', when: ['FAIL'] },
+        ]),
+        eventSaga('star', failMeta, {}, [
+          { to: 'ok', when: ['SUCCESS'] },
+          { to: 'handled', when: ['*'] },
+        ]),
         eventSaga('unhandled', failMeta, {}, [{ to: 'ok', when: ['SUCCESS'] }]),
         eventSaga('nowhen', failMeta, {}, [{ to: 'ok' }]),
         eventSaga('crash', { action: 'Crash' }, { autoFail: true }),
-        eventSaga('steptimeout', { action: 'Slow', parameters: { ms: 5000 }, timeout: 50 }, {}, [{ to: 'ok', when: ['SUCCESS'] }, { to: 'handled', when: ['TIMEOUT'] }]),
+        eventSaga('steptimeout', { action: 'Slow', parameters: { ms: 5000 }, timeout: 50 }, {}, [
+          { to: 'ok', when: ['SUCCESS'] },
+          { to: 'handled', when: ['TIMEOUT'] },
+        ]),
         { ...eventSaga('sagatimeout', { action: 'Slow', parameters: { ms: 5000 } }), timeout: '100ms' },
         eventSaga('failstep', failMeta, {}, [{ to: 'bad', when: ['FAIL'] }]),
-      ]).runners.r.sagas.map((s) =>
-        !s.steps.some((x) => (x.links ?? []).some((l) => l.to === 'handled'))
-          ? s
-          : { ...s, steps: [...s.steps, { id: 'handled', type: 'transform', expression: '{"handled": $error.code, "step": $error.step, "status": $status}', links: [{ to: 'ok' }] } as RawStep] },
-      ).reduce((c, s) => (c.runners.r.sagas.push(prune(s)), c), config([])),
+      ])
+        .runners.r.sagas.map((s) =>
+          !s.steps.some((x) => (x.links ?? []).some((l) => l.to === 'handled'))
+            ? s
+            : {
+                ...s,
+                steps: [
+                  ...s.steps,
+                  {
+                    id: 'handled',
+                    type: 'transform',
+                    expression: '{"handled": $error.code, "step": $error.step, "status": $status}',
+                    links: [{ to: 'ok' }],
+                  } as RawStep,
+                ],
+              },
+        )
+        .reduce((c, s) => (c.runners.r.sagas.push(prune(s)), c), config([])),
       { files: { 'probe.mjs': PROBE_HANDLER } },
     );
   });
@@ -212,56 +262,131 @@ describe('links, conditions, transforms, ACK (DESIGN §4.2, §6.5)', () => {
   });
   before(async () => {
     const sagas: RawSaga[] = [
-        cond('bool', 'parameters.n > 1', [{ to: 'a', when: [true] }, { to: 'b', when: ['false'] }]),
-        cond('dash', 'parameters.missing', [{ to: 'a', when: ['-'] }, { to: 'b', when: ['*'] }]),
-        cond('prio', 'parameters.n', [{ to: 'a', when: ['*'] }, { to: 'b', when: ['*'], priority: 5 }]),
-        cond('order', '"x"', [{ to: 'a', when: ['x'] }, { to: 'b', when: ['x'] }]),
-        cond('ctx', '$request.method & ":" & $request.path & ":" & $user.sub', [{ to: 'a', when: ['GET:/ctx:alice'] }, { to: 'b', when: ['*'] }]),
-        cond('nomatch', '"zzz"', [{ to: 'a', when: ['x'] }, { to: 'b', when: ['y'] }]),
-        {
-          id: 'loop',
-          path: '/loop',
-          steps: [
-            { id: 'start', type: 'start', links: [{ to: 'c' }] },
-            { id: 'c', type: 'condition', expression: 'true', links: [{ to: 'c', when: [true] }, { to: 'done', when: ['*'] }] },
-            { id: 'done', type: 'success' },
-          ],
-        },
-        {
-          id: 'transform',
-          path: '/transform',
-          steps: [
-            { id: 'start', type: 'start', links: [{ to: 't1' }] },
-            { id: 't1', type: 'transform', expression: '{"total": $sum(parameters.items.price)}', outputElement: 'summary', links: [{ to: 't2' }] },
-            { id: 't2', type: 'transform', expression: '$merge([$, {"who": $user.sub}])', links: [{ to: 'bad', when: ['FAIL'] }, { to: 'ok' }] },
-            { id: 'ok', type: 'success' },
-            { id: 'bad', type: 'fail' },
-          ],
-        },
-        {
-          id: 'transformfail',
-          path: '/transformfail',
-          steps: [
-            { id: 'start', type: 'start', links: [{ to: 't' }] },
-            { id: 't', type: 'transform', expression: '$number("abc") + $error()', links: [{ to: 'ok' }] },
-            { id: 'ok', type: 'success' },
-          ],
-        },
-        eventSaga('ack', { action: 'Ack', outputElement: '$.task' }),
-        eventSaga('followack', { action: 'Ack', outputElement: '$.task', followAck: true }, {}, [{ to: 'isack', when: ['ACK'] }, { to: 'bad', when: ['*'] }]),
-        { id: 'items', path: '/items/:id/parts/:part', methods: ['GET'], steps: [{ id: 'start', type: 'start', links: [{ to: 'ok' }] }, { id: 'ok', type: 'success', outputElement: 'parameters' }] },
-        { id: 'items-new', path: '/items/new/parts/:part', methods: ['GET'], steps: [{ id: 'start', type: 'start', links: [{ to: 'ok' }] }, { id: 'ok', type: 'success', http: 202 }] },
-        { id: 'admin', path: '/admin', roles: ['admin'], steps: [{ id: 'start', type: 'start', links: [{ to: 'ok' }] }, { id: 'ok', type: 'success' }] },
+      cond('bool', 'parameters.n > 1', [
+        { to: 'a', when: [true] },
+        { to: 'b', when: ['false'] },
+      ]),
+      cond('dash', 'parameters.missing', [
+        { to: 'a', when: ['-'] },
+        { to: 'b', when: ['*'] },
+      ]),
+      cond('prio', 'parameters.n', [
+        { to: 'a', when: ['*'] },
+        { to: 'b', when: ['*'], priority: 5 },
+      ]),
+      cond('order', '"x"', [
+        { to: 'a', when: ['x'] },
+        { to: 'b', when: ['x'] },
+      ]),
+      cond('ctx', '$request.method & ":" & $request.path & ":" & $user.sub', [
+        { to: 'a', when: ['GET:/ctx:alice'] },
+        { to: 'b', when: ['*'] },
+      ]),
+      cond('nomatch', '"zzz"', [
+        { to: 'a', when: ['x'] },
+        { to: 'b', when: ['y'] },
+      ]),
+      {
+        id: 'loop',
+        path: '/loop',
+        steps: [
+          { id: 'start', type: 'start', links: [{ to: 'c' }] },
+          {
+            id: 'c',
+            type: 'condition',
+            expression: 'true',
+            links: [
+              { to: 'c', when: [true] },
+              { to: 'done', when: ['*'] },
+            ],
+          },
+          { id: 'done', type: 'success' },
+        ],
+      },
+      {
+        id: 'transform',
+        path: '/transform',
+        steps: [
+          { id: 'start', type: 'start', links: [{ to: 't1' }] },
+          {
+            id: 't1',
+            type: 'transform',
+            expression: '{"total": $sum(parameters.items.price)}',
+            outputElement: 'summary',
+            links: [{ to: 't2' }],
+          },
+          {
+            id: 't2',
+            type: 'transform',
+            expression: '$merge([$, {"who": $user.sub}])',
+            links: [{ to: 'bad', when: ['FAIL'] }, { to: 'ok' }],
+          },
+          { id: 'ok', type: 'success' },
+          { id: 'bad', type: 'fail' },
+        ],
+      },
+      {
+        id: 'transformfail',
+        path: '/transformfail',
+        steps: [
+          { id: 'start', type: 'start', links: [{ to: 't' }] },
+          { id: 't', type: 'transform', expression: '$number("abc") + $error()', links: [{ to: 'ok' }] },
+          { id: 'ok', type: 'success' },
+        ],
+      },
+      eventSaga('ack', { action: 'Ack', outputElement: '$.task' }),
+      eventSaga('followack', { action: 'Ack', outputElement: '$.task', followAck: true }, {}, [
+        { to: 'isack', when: ['ACK'] },
+        { to: 'bad', when: ['*'] },
+      ]),
+      {
+        id: 'items',
+        path: '/items/:id/parts/:part',
+        methods: ['GET'],
+        steps: [
+          { id: 'start', type: 'start', links: [{ to: 'ok' }] },
+          { id: 'ok', type: 'success', outputElement: 'parameters' },
+        ],
+      },
+      {
+        id: 'items-new',
+        path: '/items/new/parts/:part',
+        methods: ['GET'],
+        steps: [
+          { id: 'start', type: 'start', links: [{ to: 'ok' }] },
+          { id: 'ok', type: 'success', http: 202 },
+        ],
+      },
+      {
+        id: 'admin',
+        path: '/admin',
+        roles: ['admin'],
+        steps: [
+          { id: 'start', type: 'start', links: [{ to: 'ok' }] },
+          { id: 'ok', type: 'success' },
+        ],
+      },
     ];
     const withIsAck = sagas.map((s) =>
       s.id === 'followack'
-        ? { ...s, steps: [...s.steps, { id: 'isack', type: 'condition', expression: '$status', links: [{ to: 'ok', when: ['ACK'] }, { to: 'bad', when: ['*'] }] } as RawStep] }
+        ? {
+            ...s,
+            steps: [
+              ...s.steps,
+              {
+                id: 'isack',
+                type: 'condition',
+                expression: '$status',
+                links: [
+                  { to: 'ok', when: ['ACK'] },
+                  { to: 'bad', when: ['*'] },
+                ],
+              } as RawStep,
+            ],
+          }
         : s,
     );
-    h = await startTestHost(
-      config(withIsAck),
-      { files: { 'probe.mjs': PROBE_HANDLER } },
-    );
+    h = await startTestHost(config(withIsAck), { files: { 'probe.mjs': PROBE_HANDLER } });
   });
   after(() => h.close());
 
@@ -319,7 +444,13 @@ describe('links, conditions, transforms, ACK (DESIGN §4.2, §6.5)', () => {
   });
   test('saga roles: anonymous is UNAUTHORIZED, a missing role FORBIDDEN', async () => {
     assert.equal((await h.run('/admin')).error?.code, 'UNAUTHORIZED');
-    assert.equal((await h.run('/admin', { user: { sub: 'u', roles: ['user'], claims: {}, anonymous: false } })).http, 403);
-    assert.equal((await h.run('/admin', { user: { sub: 'u', roles: ['admin'], claims: {}, anonymous: false } })).outcome, 'SUCCESS');
+    assert.equal(
+      (await h.run('/admin', { user: { sub: 'u', roles: ['user'], claims: {}, anonymous: false } })).http,
+      403,
+    );
+    assert.equal(
+      (await h.run('/admin', { user: { sub: 'u', roles: ['admin'], claims: {}, anonymous: false } })).outcome,
+      'SUCCESS',
+    );
   });
 });

@@ -67,13 +67,23 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: Abort
   for (let count = 1; ; count++) {
     if (signal.aborted) return abortedResult(saga, runId, signal.reason);
     if (count > deps.maxSteps) {
-      return failed(saga, runId, { code: 'STEP_LIMIT_EXCEEDED', message: `more than ${deps.maxSteps} steps`, http: 500 });
+      return failed(saga, runId, {
+        code: 'STEP_LIMIT_EXCEEDED',
+        message: `more than ${deps.maxSteps} steps`,
+        http: 500,
+      });
     }
     let value = '';
     let error: ErrorInfo | undefined;
     switch (step.type) {
       case 'success':
-        return { outcome: 'SUCCESS', http: step.http ?? 200, response: responseOf(payload, step.output), sagaId: saga.id, runId };
+        return {
+          outcome: 'SUCCESS',
+          http: step.http ?? 200,
+          response: responseOf(payload, step.output),
+          sagaId: saga.id,
+          runId,
+        };
       case 'fail':
         return failed(saga, runId, failStepError(step, ctx.error));
       case 'start':
@@ -97,7 +107,8 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: Abort
           if (signal.aborted) throw e;
           value = 'FAIL';
           // Our own errors (OUTPUT_NOT_OBJECT, path conflicts) keep their code; JSONata's become TRANSFORM_FAILED.
-          error = e instanceof SagawayError ? { ...e.toInfo(), step: step.id } : expressionError('TRANSFORM_FAILED', step, e);
+          error =
+            e instanceof SagawayError ? { ...e.toInfo(), step: step.id } : expressionError('TRANSFORM_FAILED', step, e);
         }
         break;
       case 'event': {
@@ -219,7 +230,8 @@ function raced<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 function replaceWith(result: unknown): Payload {
-  if (!isObject(result)) throw new SagawayError('OUTPUT_NOT_OBJECT', 'a transform without outputElement must produce an object');
+  if (!isObject(result))
+    throw new SagawayError('OUTPUT_NOT_OBJECT', 'a transform without outputElement must produce an object');
   return result;
 }
 
@@ -244,7 +256,13 @@ function failed(saga: CompiledSaga, runId: string, error: ErrorInfo): SagaResult
 
 function abortedResult(saga: CompiledSaga, runId: string, reason: unknown): SagaResult {
   if (reason === CALLER_GONE) {
-    return { outcome: 'FAIL', http: 499, error: { code: 'REQUEST_ABORTED', message: 'the caller went away', http: 499 }, sagaId: saga.id, runId };
+    return {
+      outcome: 'FAIL',
+      http: 499,
+      error: { code: 'REQUEST_ABORTED', message: 'the caller went away', http: 499 },
+      sagaId: saga.id,
+      runId,
+    };
   }
   return {
     outcome: 'TIMEOUT',

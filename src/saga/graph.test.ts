@@ -3,21 +3,48 @@ import { test } from 'node:test';
 import type { RawSaga } from '../config/schema.js';
 import { checkSaga, compileSaga, selectLink } from './graph.js';
 
-const errors = (saga: RawSaga) => checkSaga(saga).filter((i) => i.severity === 'error').map((i) => `${i.at.join('.')}: ${i.message}`);
+const errors = (saga: RawSaga) =>
+  checkSaga(saga)
+    .filter((i) => i.severity === 'error')
+    .map((i) => `${i.at.join('.')}: ${i.message}`);
 
 test('unknown ids, duplicate ids, missing start', () => {
   assert.deepEqual(
-    errors({ id: 's', path: '/', steps: [{ id: 'a', type: 'success' }, { id: 'a', type: 'fail' }] }),
+    errors({
+      id: 's',
+      path: '/',
+      steps: [
+        { id: 'a', type: 'success' },
+        { id: 'a', type: 'fail' },
+      ],
+    }),
     ['steps.1.id: duplicate step id "a"', 'steps: no start step'],
   );
-  const e = errors({ id: 's', path: '/', steps: [{ id: 'start', type: 'start', links: [{ to: 'nope' }] }, { id: 'ok', type: 'success' }] });
+  const e = errors({
+    id: 's',
+    path: '/',
+    steps: [
+      { id: 'start', type: 'start', links: [{ to: 'nope' }] },
+      { id: 'ok', type: 'success' },
+    ],
+  });
   assert.deepEqual(e, ['steps.0.links.0.to: unknown step "nope"'], 'no follow-on reachability noise');
-  const unreachable = errors({ id: 's', path: '/', steps: [{ id: 'start', type: 'start', links: [{ to: 'ok' }] }, { id: 'ok', type: 'success' }, { id: 'lost', type: 'fail' }] });
+  const unreachable = errors({
+    id: 's',
+    path: '/',
+    steps: [
+      { id: 'start', type: 'start', links: [{ to: 'ok' }] },
+      { id: 'ok', type: 'success' },
+      { id: 'lost', type: 'fail' },
+    ],
+  });
   assert.deepEqual(unreachable, ['steps.2: step "lost" can never be reached from the start']);
 });
 
 test('dead ends: a step without links, and a loop that can never end', () => {
-  assert.deepEqual(errors({ id: 's', path: '/', steps: [{ id: 'start', type: 'start' }] }), ['steps.0: step "start" has no links: the saga can end nowhere']);
+  assert.deepEqual(errors({ id: 's', path: '/', steps: [{ id: 'start', type: 'start' }] }), [
+    'steps.0: step "start" has no links: the saga can end nowhere',
+  ]);
   const loop: RawSaga = {
     id: 's',
     path: '/',
@@ -55,7 +82,13 @@ test('selectLink: when, "*", no-when only on success, priority then order', () =
           id: 'c',
           type: 'condition',
           expression: '1',
-          links: [{ to: 'star', when: ['*'] }, { to: 'plain' }, { to: 'x1', when: ['x'] }, { to: 'x2', when: ['x'], priority: 1 }, { to: 'fail1', when: ['FAIL'] }],
+          links: [
+            { to: 'star', when: ['*'] },
+            { to: 'plain' },
+            { to: 'x1', when: ['x'] },
+            { to: 'x2', when: ['x'], priority: 1 },
+            { to: 'fail1', when: ['FAIL'] },
+          ],
         },
         ...['star', 'plain', 'x1', 'x2', 'fail1'].map((id) => ({ id, type: 'success' as const })),
       ],

@@ -92,8 +92,10 @@ export function checkSaga(saga: RawSaga): SagaIssue[] {
     links.forEach((link, j) => {
       if (!index.has(link.to)) err(['steps', i, 'links', j, 'to'], `unknown step "${link.to}"`);
     });
-    if (TERMINAL.has(step.type) && links.length > 0) warn(['steps', i, 'links'], `a ${step.type} step ends the saga; its links are never taken`);
-    if (!TERMINAL.has(step.type) && links.length === 0) err(['steps', i], `step "${step.id}" has no links: the saga can end nowhere`);
+    if (TERMINAL.has(step.type) && links.length > 0)
+      warn(['steps', i, 'links'], `a ${step.type} step ends the saga; its links are never taken`);
+    if (!TERMINAL.has(step.type) && links.length === 0)
+      err(['steps', i], `step "${step.id}" has no links: the saga can end nowhere`);
     checkStepSettings(step, i, err);
   });
 
@@ -103,7 +105,8 @@ export function checkSaga(saga: RawSaga): SagaIssue[] {
   if (startIndex !== undefined && !issues.some((i) => i.severity === 'error')) {
     const reachable = walk(saga, [saga.steps[startIndex]!.id], (s) => (s.links ?? []).map((l) => l.to));
     saga.steps.forEach((step, i) => {
-      if (!reachable.has(step.id) && index.get(step.id) === i) err(['steps', i], `step "${step.id}" can never be reached from the start`);
+      if (!reachable.has(step.id) && index.get(step.id) === i)
+        err(['steps', i], `step "${step.id}" can never be reached from the start`);
     });
     const reverse = new Map<string, string[]>();
     for (const s of saga.steps) for (const l of s.links ?? []) reverse.set(l.to, [...(reverse.get(l.to) ?? []), s.id]);
@@ -157,8 +160,10 @@ function checkStepSettings(step: RawStep, i: number, err: (at: (string | number)
     }
     if (m.parameters) {
       for (const [k, v] of Object.entries(m.parameters)) {
-        if (k.startsWith('path_') && typeof v === 'string' && !v.startsWith('@.')) tryParse(v, ['steps', i, 'eventMeta', 'parameters', k], false);
-        if (k.startsWith('path_') && typeof v === 'string' && v.startsWith('@.')) tryParse(v.slice(2), ['steps', i, 'eventMeta', 'parameters', k], false);
+        if (k.startsWith('path_') && typeof v === 'string' && !v.startsWith('@.'))
+          tryParse(v, ['steps', i, 'eventMeta', 'parameters', k], false);
+        if (k.startsWith('path_') && typeof v === 'string' && v.startsWith('@.'))
+          tryParse(v.slice(2), ['steps', i, 'eventMeta', 'parameters', k], false);
       }
     }
   }
@@ -173,7 +178,10 @@ function checkStepSettings(step: RawStep, i: number, err: (at: (string | number)
       compileExpression(step.expression);
     } catch (e) {
       const je = e as { message?: string; position?: number };
-      err(['steps', i, 'expression'], `JSONata: ${je.message ?? 'syntax error'}${je.position !== undefined ? ` at ${je.position}` : ''}`);
+      err(
+        ['steps', i, 'expression'],
+        `JSONata: ${je.message ?? 'syntax error'}${je.position !== undefined ? ` at ${je.position}` : ''}`,
+      );
     }
   }
 }
@@ -182,7 +190,10 @@ function checkStepSettings(step: RawStep, i: number, err: (at: (string | number)
 export function compileSaga(saga: RawSaga, defaultTimeoutMs: number): CompiledSaga {
   const errors = checkSaga(saga).filter((i) => i.severity === 'error');
   if (errors.length > 0) {
-    throw new SagawayError('CONFIG_INVALID', `saga "${saga.id}": ${errors.map((e) => `${e.at.join('.')}: ${e.message}`).join('; ')}`);
+    throw new SagawayError(
+      'CONFIG_INVALID',
+      `saga "${saga.id}": ${errors.map((e) => `${e.at.join('.')}: ${e.message}`).join('; ')}`,
+    );
   }
   const steps = new Map<string, CompiledStep>();
   for (const s of saga.steps) {

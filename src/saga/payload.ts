@@ -35,7 +35,12 @@ export function writeEventOutput(
 }
 
 /** Write a result at an output spec; `base` is prepended to relative paths. */
-export function writeOutput(payload: Payload, output: unknown, spec: OutputSpec, base: readonly (string | number)[]): Payload {
+export function writeOutput(
+  payload: Payload,
+  output: unknown,
+  spec: OutputSpec,
+  base: readonly (string | number)[],
+): Payload {
   switch (spec.kind) {
     case 'discard':
       return payload;
@@ -51,7 +56,8 @@ export function writeOutput(payload: Payload, output: unknown, spec: OutputSpec,
 }
 
 function replaceRoot(output: unknown): Payload {
-  if (!isObject(output)) throw new SagawayError('OUTPUT_NOT_OBJECT', 'an output that replaces the payload must be an object');
+  if (!isObject(output))
+    throw new SagawayError('OUTPUT_NOT_OBJECT', 'an output that replaces the payload must be an object');
   return output;
 }
 

@@ -55,10 +55,15 @@ export class LocalSystem implements System {
         outputElement: null,
       };
     }
-    const runs = targets.map((t) => t.execute(event, t.streams[event.stream], options.signal).then((r) => ({ ...r, deployment: t.deployment })));
+    const runs = targets.map((t) =>
+      t.execute(event, t.streams[event.stream], options.signal).then((r) => ({ ...r, deployment: t.deployment })),
+    );
     const first = await Promise.race(runs);
     if (runs.length > 1) {
-      this.log.warn({ stream: event.stream, step: event.stepId, runners: targets.map((t) => t.name) }, 'event ran on several deployments; the first reply was kept');
+      this.log.warn(
+        { stream: event.stream, step: event.stepId, runners: targets.map((t) => t.name) },
+        'event ran on several deployments; the first reply was kept',
+      );
     }
     return first;
   }

@@ -89,7 +89,9 @@ describe('sagaway run', () => {
   });
   test('bad --data is exit 2; a configuration error is exit 2 with located lines', () => {
     assert.equal(run('--method', 'POST', '--data', '{oops', '/echo/1').status, 2);
-    const r = spawnSync(process.execPath, [CLI, 'run', '--config', 'test/fixtures/broken/unknown-link.yaml', '/s'], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [CLI, 'run', '--config', 'test/fixtures/broken/unknown-link.yaml', '/s'], {
+      encoding: 'utf8',
+    });
     assert.equal(r.status, 2);
     assert.match(r.stderr, /unknown-link\.yaml:\d+:\d+ /);
   });

@@ -5,12 +5,20 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 const CLI = join('dist', 'src', 'cli', 'main.js');
-const sagaway = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, SAGAWAY_TEST_UNSET_URL: undefined } as NodeJS.ProcessEnv });
+const sagaway = (...args: string[]) =>
+  spawnSync(process.execPath, [CLI, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, SAGAWAY_TEST_UNSET_URL: undefined } as NodeJS.ProcessEnv,
+  });
 
 describe('sagaway validate', () => {
   const examples = readdirSync('examples', { withFileTypes: true })
     .filter((d) => d.isDirectory())
-    .flatMap((d) => readdirSync(join('examples', d.name)).filter((f) => f === 'sagaway.yaml').map((f) => join('examples', d.name, f)));
+    .flatMap((d) =>
+      readdirSync(join('examples', d.name))
+        .filter((f) => f === 'sagaway.yaml')
+        .map((f) => join('examples', d.name, f)),
+    );
   test('there are examples to check', () => assert.ok(examples.length >= 1));
   for (const file of examples) {
     test(`exits 0 on ${file}`, () => {
@@ -22,16 +30,31 @@ describe('sagaway validate', () => {
 
   // Each broken file, and the FILE:LINE:COL PATH: message line expected for it.
   const broken: [string, RegExp][] = [
-    ['missing-version.yaml', /missing-version\.yaml:12:15 runners\.todo\.sagas\[0\]\.steps\[1\]\.eventMeta\.version: required/],
-    ['unknown-link.yaml', /unknown-link\.yaml:8:53 runners\.todo\.sagas\[0\]\.steps\[0\]\.links\[0\]\.to: unknown step "nowhere"/],
+    [
+      'missing-version.yaml',
+      /missing-version\.yaml:12:15 runners\.todo\.sagas\[0\]\.steps\[1\]\.eventMeta\.version: required/,
+    ],
+    [
+      'unknown-link.yaml',
+      /unknown-link\.yaml:8:53 runners\.todo\.sagas\[0\]\.steps\[0\]\.links\[0\]\.to: unknown step "nowhere"/,
+    ],
     ['bad-types.yaml', /bad-types\.yaml:2:9 gateway\.port: must be integer/],
     ['bad-types.yaml', /bad-types\.yaml:3:26 gateway\.stream\.defaultWait: must be milliseconds/],
     ['bad-types.yaml', /bad-types\.yaml:5:\d+ states\.t\.type: unknown type/],
     ['bad-types.yaml', /bad-types\.yaml:10:5 runners\.todo\.colour: unknown property/],
     ['syntax.yaml', /syntax\.yaml:\d+:\d+ \(root\): /],
-    ['env-missing.yaml', /env-missing\.yaml:2:\d+ states\.orders\.url: environment variable SAGAWAY_TEST_UNSET_URL is not set/],
-    ['proto-path.yaml', /proto-path\.yaml:11:\d+ runners\.todo\.sagas\[0\]\.steps\[1\]\.eventMeta\.outputElement: invalid path .*not allowed/],
-    ['wrong-version.yaml', /wrong-version\.yaml:13:\d+ runners\.todo\.sagas\[0\]\.steps\[1\]\.eventMeta\.version: .*ACTION_VERSION_UNSUPPORTED/],
+    [
+      'env-missing.yaml',
+      /env-missing\.yaml:2:\d+ states\.orders\.url: environment variable SAGAWAY_TEST_UNSET_URL is not set/,
+    ],
+    [
+      'proto-path.yaml',
+      /proto-path\.yaml:11:\d+ runners\.todo\.sagas\[0\]\.steps\[1\]\.eventMeta\.outputElement: invalid path .*not allowed/,
+    ],
+    [
+      'wrong-version.yaml',
+      /wrong-version\.yaml:13:\d+ runners\.todo\.sagas\[0\]\.steps\[1\]\.eventMeta\.version: .*ACTION_VERSION_UNSUPPORTED/,
+    ],
     ['saga-file.yaml', /sagas\/one\.yaml:5:\d+ steps\[1\]\.http: must be <= 599/],
   ];
   for (const [file, expected] of broken) {
