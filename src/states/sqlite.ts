@@ -79,9 +79,10 @@ export class SqliteState implements State {
       });
     }
     try {
+      // the timeout first: another process may hold the file while this one switches to WAL
+      db.pragma('busy_timeout = 5000');
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
-      db.pragma('busy_timeout = 5000');
       db.exec(
         `CREATE TABLE IF NOT EXISTS ${this.t} (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, ` +
           `version INTEGER NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);` +
