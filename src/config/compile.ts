@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { ConfigIssue } from '../core/errors.js';
 import { isForbiddenKey } from '../core/path.js';
 import { parseDuration, parseSize } from '../core/units.js';
 import { checkSaga } from '../saga/graph.js';
