@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { EventSource } from 'eventsource';
 import type { SagaRequest } from '../../src/core/types.js';
@@ -15,14 +16,18 @@ interface Got {
 }
 
 /** Open an EventSource and collect events until `end`, an `event: error` with data, or `until` says so. */
-function collect(url: string, init?: ConstructorParameters<typeof EventSource>[1], until?: (g: Got) => boolean): { es: EventSource; done: Promise<Got> } {
+function collect(
+  url: string,
+  init?: ConstructorParameters<typeof EventSource>[1],
+  until?: (g: Got) => boolean,
+): { es: EventSource; done: Promise<Got> } {
   const es = new EventSource(url, init);
   const got: Got = { entries: [], errors: [], opens: 0 };
   const done = new Promise<Got>((resolve) => {
     es.onopen = () => got.opens++;
     es.onmessage = (ev) => {
       got.entries.push({ id: ev.lastEventId, data: JSON.parse(ev.data) });
-      if (until?.(got)) resolve(got);
+      if (until?.(got)) resolve({ ...got, entries: [...got.entries] });
     };
     es.addEventListener('end', (ev) => {
       got.end = { id: ev.lastEventId, data: JSON.parse(ev.data) };
@@ -149,7 +154,10 @@ test('a reconnect with the final token is answered 204 and the EventSource stops
   while (es.readyState !== es.CLOSED && Date.now() - t0 < 10_000) await delay(50);
   assert.equal(es.readyState, es.CLOSED);
   assert.ok(endId !== '');
-  assert.ok(errors.some((e) => e.code === 204), 'the client saw the 204');
+  assert.ok(
+    errors.some((e) => e.code === 204),
+    'the client saw the 204',
+  );
   assert.equal(svc.calls.length, 1, 'the finished stream was not run again');
   const res = await fetch(base + '/api/stream/feed', { headers: { 'last-event-id': endId } });
   assert.equal(res.status, 204);
@@ -177,15 +185,26 @@ test('forged or foreign cursors are 400 INVALID_CURSOR', async () => {
 
 test('a failed saga run sends event: error with the problem, then closes', async () => {
   const svc = new ScriptedService((_req, _r, n) =>
-    n === 1 ? ok({ list: [{ a: 1 }], continue: true, wait: 0 }) : { outcome: 'FAIL', http: 503, error: { code: 'TODOS_UNAVAILABLE', message: 'down', http: 503 } },
+    n === 1
+      ? ok({ list: [{ a: 1 }], continue: true, wait: 0 })
+      : { outcome: 'FAIL', http: 503, error: { code: 'TODOS_UNAVAILABLE', message: 'down', http: 503 } },
   );
   const { base, close, gw } = await startGateway(svc, { stream: fast });
-  const { es, done } = collect(base + '/api/stream/feed', { fetch: (u, i) => fetch(u, { ...i, headers: { ...i?.headers, 'x-request-id': 'req-1' } }) });
+  const { es, done } = collect(base + '/api/stream/feed', {
+    fetch: (u, i) => fetch(u, { ...i, headers: { ...i?.headers, 'x-request-id': 'req-1' } }),
+  });
   const got = await done;
   es.close();
   assert.equal(got.entries.length, 1);
   assert.deepEqual(got.errors, [
-    { type: 'https://sagaway.dev/errors/TODOS_UNAVAILABLE', title: 'Todos Unavailable', status: 503, code: 'TODOS_UNAVAILABLE', detail: 'down', requestId: 'req-1' },
+    {
+      type: 'https://sagaway.dev/errors/TODOS_UNAVAILABLE',
+      title: 'Todos Unavailable',
+      status: 503,
+      code: 'TODOS_UNAVAILABLE',
+      detail: 'down',
+      requestId: 'req-1',
+    },
   ]);
   await delay(50);
   assert.equal(gw.stats().streams, 0);
@@ -214,12 +233,21 @@ test('heartbeat: a ": ping" comment after heartbeat of silence, also while a pol
 
 test('limits: maxPerClient is 429 and maxStreams 503, both with Retry-After; slots come back on close', async () => {
   const svc = new ScriptedService((req) => delay(60_000, req.signal).then(() => ok({ list: [] })));
-  const { base, close, gw } = await startGateway(svc, { stream: { maxPerClient: 2, maxStreams: 3 } });
+  const keys = ['key-one', 'key-two'].map((k) => ({
+    name: k,
+    sha256: createHash('sha256').update(k).digest('hex'),
+    roles: [],
+  }));
+  const { base, close, gw } = await startGateway(svc, {
+    stream: { maxPerClient: 2, maxStreams: 3 },
+    auth: { apiKeys: keys },
+  });
   const open = async (headers: Record<string, string> = {}) => {
     const ac = new AbortController();
     const res = await fetch(base + '/api/stream/feed', { headers, signal: ac.signal });
     return { res, ac };
   };
+  // Anonymous callers are counted by address: these three come from the same one.
   const a = await open();
   const b = await open();
   const c = await open();
@@ -227,26 +255,24 @@ test('limits: maxPerClient is 429 and maxStreams 503, both with Retry-After; slo
   assert.equal(c.res.status, 429);
   assert.equal(c.res.headers.get('retry-after'), '5');
   assert.equal(((await c.res.json()) as { code: string }).code, 'TOO_MANY_STREAMS');
-  // A client by address: behind a different address the same process is another client.
-  const d = await fetch(base.replace('127.0.0.1', '127.0.0.2') + '/api/stream/feed').catch(() => undefined);
-  if (d) {
-    assert.equal(d.status, 200);
-    const e = await fetch(base.replace('127.0.0.1', '127.0.0.3') + '/api/stream/feed');
-    assert.equal(e.status, 503);
-    assert.equal(e.headers.get('retry-after'), '5');
-    assert.equal(((await e.json()) as { code: string }).code, 'STREAMS_EXHAUSTED');
-    await d.body?.cancel();
-  }
+  // An authenticated caller is another client: admitted, and that makes 3 streams in total.
+  const d = await open({ 'x-api-key': 'key-one' });
+  assert.equal(d.res.status, 200);
+  const e = await open({ 'x-api-key': 'key-two' });
+  assert.equal(e.res.status, 503);
+  assert.equal(e.res.headers.get('retry-after'), '5');
+  assert.equal(((await e.res.json()) as { code: string }).code, 'STREAMS_EXHAUSTED');
+  assert.equal(gw.stats().streams, 3);
   a.ac.abort();
   const t0 = Date.now();
-  while (gw.stats().streams > (d ? 2 : 1) && Date.now() - t0 < 2000) await delay(10);
-  const f = await open();
+  while (gw.stats().streams > 2 && Date.now() - t0 < 2000) await delay(10);
+  const f = await open({ 'x-api-key': 'key-two' });
   assert.equal(f.res.status, 200);
-  f.ac.abort();
-  b.ac.abort();
-  await close();
+  for (const x of [b, d, f]) x.ac.abort();
   const metrics = await gw.metrics.registry.metrics();
   assert.match(metrics, /sagaway_stream_rejected_total{code="TOO_MANY_STREAMS"} 1/);
+  assert.match(metrics, /sagaway_stream_rejected_total{code="STREAMS_EXHAUSTED"} 1/);
+  await close();
 });
 
 test('backpressure: no poll while the socket is full; a stalled client is closed', async () => {
@@ -279,7 +305,11 @@ test('POST streams use the body as INPUT; the gateway keys are kept out of INPUT
     return ok({ list: [req.input] });
   });
   const { base, close } = await startGateway(svc, { stream: fast });
-  const res = await fetch(base + '/api/stream/feed?q=1', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"filter":"open"}' });
+  const res = await fetch(base + '/api/stream/feed?q=1', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"filter":"open"}',
+  });
   assert.equal(res.status, 200);
   assert.match(await res.text(), /data: {"filter":"open"}/);
   assert.equal(seen[0]!.method, 'POST');
