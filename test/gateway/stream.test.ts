@@ -128,7 +128,7 @@ test('the server drops the connection mid-batch; the client reconnects with Last
   });
   const { base, close, gw } = await startGateway(svc, { stream: { ...fast, maxEntries: 2 } });
   gw.app.server.on('connection', (s: Socket) => sockets.add(s));
-  const { es, done } = collect(base + '/api/stream/feed', undefined, (g) => {
+  const { es, done } = collect(base + '/api/stream/feed', undefined, () => {
     if (drop) {
       drop = false;
       for (const s of sockets) s.destroy();
