@@ -4,7 +4,7 @@ import type { RawEventMeta } from '../config/schema.js';
 import type { ActionContext, HandlerEnv, HandlerFactory } from '../runner/handler-api.js';
 import type { EventReply } from '../systems/system.js';
 import { nested } from './nesting.js';
-import { domainState, objectInput, stringParameter } from './params.js';
+import { checkIdLength, domainState, objectInput, stringParameter } from './params.js';
 
 /**
  * The `action` handler: predefined action records (DESIGN §6.6 way 1). `TakeAction` reads the
@@ -99,6 +99,7 @@ function takeAction(env: HandlerEnv) {
   return async (input: unknown, ctx: ActionContext): Promise<unknown> => {
     const id = stringParameter(ctx, 'action');
     if (id === undefined) throw new SagawayError('VALIDATION_FAILED', 'action.TakeAction needs parameters.action');
+    checkIdLength(id);
     const payload = input === undefined || input === null ? {} : objectInput(input, 'action.TakeAction');
     const record = await domainState(ctx, 'action.TakeAction', 'actions').get(id);
     if (!record) throw new SagawayError('RECORD_NOT_FOUND', `action record "${id}" not found`);

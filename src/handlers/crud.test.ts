@@ -74,6 +74,11 @@ for (const kind of ['memory', 'sqlite'] as const) {
       assert.equal(((await f.call('read', 'Get', {}, { ...on, parameters: { id: 't' } })) as StateRecord).id, 't');
       await assert.rejects(f.call('read', 'Get', { id: 'nope' }, on), { code: 'RECORD_NOT_FOUND', http: 404 });
       await assert.rejects(f.call('read', 'Get', {}, on), { code: 'VALIDATION_FAILED' });
+      await assert.rejects(f.call('read', 'Get', { id: 'x'.repeat(100_000) }, on), (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'VALIDATION_FAILED');
+        assert.ok(err.message.length < 200, 'a long id is not echoed back');
+        return true;
+      });
 
       const u = (await f.call('write', 'Update', { id: 't', done: true }, on)) as StateRecord;
       assert.deepEqual(u, { id: 't', version: 2, data: { title: 'x', done: true } });

@@ -2,6 +2,7 @@ import { SagawayError } from '../core/errors.js';
 import { isForbiddenKey, isObject } from '../core/path.js';
 import type { ActionContext } from '../runner/handler-api.js';
 import type { State } from '../states/state.js';
+import { MAX_ID_LENGTH } from '../states/write-plan.js';
 
 /**
  * Reading the parameters and inputs of the built-in handlers the same way everywhere
@@ -25,9 +26,15 @@ export function domainState(ctx: ActionContext, what: string, fallback?: string)
 /** An id value as a string, or undefined when it is absent. */
 function idValue(value: unknown): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') return checkIdLength(value);
   if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
   throw invalid('an id must be a string or an integer');
+}
+
+/** An id of at most MAX_ID_LENGTH characters (it is echoed in error messages). */
+export function checkIdLength(id: string): string {
+  if (id.length > MAX_ID_LENGTH) throw invalid(`an id must be at most ${MAX_ID_LENGTH} characters`);
+  return id;
 }
 
 /** `parameters.id`, else the input's `id`; undefined when neither is set. */

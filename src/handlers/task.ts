@@ -4,7 +4,7 @@ import { isObject } from '../core/path.js';
 import { parseDuration } from '../core/units.js';
 import type { ActionContext, AckResult, HandlerFactory } from '../runner/handler-api.js';
 import type { State, StateRecord } from '../states/state.js';
-import { domainState, stringParameter } from './params.js';
+import { checkIdLength, domainState, stringParameter } from './params.js';
 
 /**
  * The `task` handler: work that waits for a human or another system. StartTask stores a WAITING
@@ -62,7 +62,7 @@ function taskId(input: unknown, ctx: ActionContext, what: string): string {
   const fromInput = isObject(input) ? input['taskId'] : undefined;
   const id = typeof fromInput === 'string' && fromInput !== '' ? fromInput : stringParameter(ctx, 'taskId');
   if (id === undefined) throw new SagawayError('VALIDATION_FAILED', `${what} needs a taskId in its input`);
-  return id;
+  return checkIdLength(id);
 }
 
 async function load(state: State, id: string): Promise<StateRecord> {
