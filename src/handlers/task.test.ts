@@ -95,6 +95,7 @@ test('a WAITING task past its deadline reads and acts as TIMEOUT, also after a r
   await assert.rejects(f2.call('task', 'ProceedTask', { taskId: t.taskId, result: 1 }), { code: 'TASK_NOT_WAITING' });
   await s2.close();
   await assert.rejects(start(f2, {}, { timeout: 'soon' }), { code: 'VALIDATION_FAILED' });
+  await assert.rejects(start(f2, {}, { timeout: 1e300 }), { code: 'VALIDATION_FAILED' });
   const { rm } = await import('node:fs/promises');
   await rm(file, { force: true });
   await rm(`${file}-wal`, { force: true });

@@ -28,6 +28,8 @@ export interface TaskView {
 }
 
 const DEFAULT_STATE = 'tasks';
+/** Longest task timeout: a year and a day. */
+const MAX_TIMEOUT_MS = 366 * 24 * 3_600_000;
 
 function tasks(ctx: ActionContext, what: string): State {
   return domainState(ctx, what, DEFAULT_STATE);
@@ -75,10 +77,13 @@ async function load(state: State, id: string): Promise<StateRecord> {
 async function startTask(input: unknown, ctx: ActionContext): Promise<AckResult> {
   const raw = ctx.parameters['timeout'];
   const timeoutMs = raw === undefined || raw === null || raw === '' ? undefined : parseDuration(raw);
-  if (timeoutMs === undefined && raw !== undefined && raw !== null && raw !== '') {
+  if (
+    (timeoutMs === undefined && raw !== undefined && raw !== null && raw !== '') ||
+    (timeoutMs ?? 0) > MAX_TIMEOUT_MS
+  ) {
     throw new SagawayError(
       'VALIDATION_FAILED',
-      'parameter "timeout" must be a duration ("30s", "2h", or milliseconds)',
+      'parameter "timeout" must be a duration ("30s", "2h", or milliseconds) of at most 366 days',
     );
   }
   const now = Date.now();
