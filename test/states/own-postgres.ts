@@ -41,7 +41,8 @@ async function freePort(): Promise<number> {
 export interface OwnPostgres {
   url: string;
   port: number;
-  stop(): Promise<void>;
+  /** `fast` (default) disconnects clients cleanly; `immediate` is a crash (recovery at next start) */
+  stop(mode?: 'fast' | 'immediate'): Promise<void>;
   start(): Promise<void>;
   /** stop and delete everything */
   destroy(): Promise<void>;
@@ -66,14 +67,15 @@ export async function startOwnPostgres(bin: string): Promise<OwnPostgres> {
   await exec('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
   const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
   const start = (): Promise<void> => exec('pg_ctl', ['-D', data, '-o', opts, '-l', join(dir, 'log'), '-w', 'start']);
-  const stop = (): Promise<void> => exec('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+  const stop = (mode: 'fast' | 'immediate' = 'fast'): Promise<void> =>
+    exec('pg_ctl', ['-D', data, '-m', mode, '-w', 'stop']);
   await start();
   let running = true;
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
-    async stop() {
-      await stop();
+    async stop(mode) {
+      await stop(mode);
       running = false;
     },
     async start() {

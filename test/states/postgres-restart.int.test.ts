@@ -74,6 +74,32 @@ test(
       const b = await s.create('b', { n: 2 }, { idempotencyKey: 'k' });
       assert.equal(b.version, 1);
       assert.equal((await s.update('a', { n: 3 })).version, 2);
+      // the server crashes in the middle of a burst of writes, some of them inside transactions
+      let stop = false;
+      const outcomes: string[] = [];
+      const writer = async (w: number): Promise<void> => {
+        for (let i = 0; !stop; i++) {
+          try {
+            await s.update('a', { [`w${w}`]: i }, { idempotencyKey: `burst:${w}:${i}` });
+            outcomes.push('ok');
+          } catch (err) {
+            outcomes.push((err as { code?: string }).code ?? 'UNCODED');
+            await new Promise((r) => setTimeout(r, 20));
+          }
+        }
+      };
+      const writers = Array.from({ length: 6 }, (_, w) => writer(w));
+      await new Promise((r) => setTimeout(r, 150));
+      await srv.stop('immediate');
+      await new Promise((r) => setTimeout(r, 200));
+      stop = true;
+      await Promise.all(writers);
+      assert.ok(outcomes.includes('ok'), 'writes went through before the crash');
+      assert.deepEqual([...new Set(outcomes.filter((o) => o !== 'ok'))], ['STATE_UNAVAILABLE']);
+      await srv.start();
+      const afterCrash = await s.update('a', { crash: 'survived' });
+      assert.equal(afterCrash.data['crash'], 'survived');
+
       // let any late 'error' event surface before checking
       await new Promise((r) => setTimeout(r, 100));
       assert.deepEqual(unhandled, []);
