@@ -69,6 +69,23 @@ export function parsePath(text: string): PayloadPath {
   return { text, root, segments };
 }
 
+const parsed = new Map<string, PayloadPath>();
+const PARSED_MAX = 10_000;
+
+/**
+ * parsePath with a bounded cache: configured paths are parsed once, not on every event. Paths
+ * made by inject vary per request, so the cache is cleared when it fills rather than grown.
+ */
+export function parsePathCached(text: string): PayloadPath {
+  let path = parsed.get(text);
+  if (path === undefined) {
+    path = parsePath(text);
+    if (parsed.size >= PARSED_MAX) parsed.clear();
+    parsed.set(text, Object.freeze({ ...path, segments: Object.freeze([...path.segments]) }));
+  }
+  return path;
+}
+
 /** Read the value at `segments` below `base`; own properties only, undefined when absent. */
 export function readPath(base: unknown, segments: readonly Segment[]): unknown {
   let node: unknown = base;

@@ -84,6 +84,35 @@ export function findStructuralAction(
   return Object.hasOwn(actions, name) ? actions[name] : undefined;
 }
 
+/**
+ * Effective settings depend only on configuration (the step's meta, the binding, the runner's
+ * actions), all frozen at load, so they are merged once per (meta, binding) and reused. The
+ * result is frozen: actions read ctx.parameters but cannot change what the next run sees.
+ */
+const cache = new WeakMap<RawEventMeta, Map<StreamBindingSettings | undefined, EffectiveSettings>>();
+
+/** Merge the five layers into the settings the runner acts on (cached; the result is frozen). */
+export function effectiveSettingsFor(
+  meta: RawEventMeta,
+  binding: StreamBindingSettings | undefined,
+  actions: Readonly<Record<string, StructuralActionSettings>>,
+): EffectiveSettings {
+  if (!Object.isFrozen(meta)) return resolveEffectiveSettings(meta, binding, actions);
+  let byBinding = cache.get(meta);
+  if (!byBinding) cache.set(meta, (byBinding = new Map()));
+  let settings = byBinding.get(binding);
+  if (!settings) byBinding.set(binding, (settings = deepFreeze(resolveEffectiveSettings(meta, binding, actions))));
+  return settings;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
 /** Merge the five layers into the settings the runner acts on. */
 export function resolveEffectiveSettings(
   meta: RawEventMeta,

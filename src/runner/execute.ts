@@ -1,12 +1,12 @@
 import type { RunnerSettings, StreamBindingSettings } from '../config/settings.js';
 import { SagawayError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { parsePath, readPath } from '../core/path.js';
+import { parsePathCached, readPath } from '../core/path.js';
 import type { RequestContext } from '../core/types.js';
 import { parseOutputSpec } from '../saga/graph.js';
 import type { State } from '../states/state.js';
 import type { EventMessage, EventReply } from '../systems/system.js';
-import { resolveEffectiveSettings, type EffectiveSettings } from './effective-settings.js';
+import { effectiveSettingsFor, type EffectiveSettings } from './effective-settings.js';
 import { ack, fail, isAck, type ActionContext, type AckResult } from './handler-api.js';
 import { injectSettings } from './inject.js';
 import type { HandlerRegistry } from './registry.js';
@@ -37,7 +37,7 @@ export async function executeEvent(
   let settings: EffectiveSettings | undefined;
   let secretsUsed: string[] = [];
   try {
-    settings = resolveEffectiveSettings(event.meta, binding, deps.runner.actions);
+    settings = effectiveSettingsFor(event.meta, binding, deps.runner.actions);
     if (settings.inject) {
       const injected = injectSettings(settings, {
         payload: event.payload,
@@ -96,8 +96,7 @@ function reply(
 
 function readInput(event: EventMessage, inputElement: string | undefined): unknown {
   if (inputElement === undefined || inputElement === '$') return event.payload;
-  const path = parsePath(inputElement);
-  const value = readPath(event.payload, path.segments);
+  const value = readPath(event.payload, parsePathCached(inputElement).segments);
   if (value === undefined) throw new SagawayError('INPUT_MISSING', `nothing at inputElement "${inputElement}"`);
   return value;
 }

@@ -11,7 +11,10 @@ import { responseOf, writeEventOutput, writeOutput } from './payload.js';
 
 /** What the engine needs from the runner that orchestrates the saga. */
 export interface EngineDeps {
-  /** send an event where its `stream` says and resolve with the reply (never rejects) */
+  /**
+   * Send an event where its `stream` says and resolve with the reply. Never rejects, and resolves
+   * promptly once `signal` aborts (the saga ended or the step timed out).
+   */
   dispatch(event: EventMessage, signal: AbortSignal): Promise<EventReply>;
   log: Logger;
   /** steps one run may take (guards loops) */
@@ -91,7 +94,7 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: Abort
         break;
       case 'condition':
         try {
-          value = conditionValue(await raced(step.expression!.evaluate(payload, ctx), signal));
+          value = conditionValue(await step.expression!.evaluate(payload, ctx));
         } catch (e) {
           if (signal.aborted) throw e;
           value = 'FAIL';
@@ -100,7 +103,7 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: Abort
         break;
       case 'transform':
         try {
-          const result = await raced(step.expression!.evaluate(payload, ctx), signal);
+          const result = await step.expression!.evaluate(payload, ctx);
           payload = step.output ? writeOutput(payload, result, step.output, []) : replaceWith(result);
           value = 'SUCCESS';
         } catch (e) {
@@ -114,6 +117,8 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: Abort
       case 'event': {
         const meta = step.eventMeta!;
         const reply = await sendEvent(deps, run, runId, step, payload, signal);
+        // An event cancelled by the saga's own end is not the step's failure.
+        if (signal.aborted) return abortedResult(saga, runId, signal.reason);
         ctx.status = reply.status;
         value = reply.status;
         if (reply.status === 'SUCCESS' || reply.status === 'ACK') {
@@ -184,24 +189,21 @@ async function sendEvent(
     context: run.context,
     deadline,
   };
-  if (ownTimeout === undefined) return raced(deps.dispatch(event, signal), signal);
+  if (ownTimeout === undefined) return deps.dispatch(event, signal);
   // A step timeout shorter than the saga's: cancel just this event and report TIMEOUT.
   const eventController = new AbortController();
   const forward = () => eventController.abort(signal.reason);
   signal.addEventListener('abort', forward, { once: true });
   const timer = setTimeout(() => eventController.abort(EVENT_TIMED_OUT), Math.max(0, deadline - Date.now()));
   try {
-    return await raced(deps.dispatch(event, eventController.signal), eventController.signal);
-  } catch (e) {
-    if (eventController.signal.reason === EVENT_TIMED_OUT && !signal.aborted) {
-      return {
-        status: 'TIMEOUT' as EventStatus,
-        error: { code: 'EVENT_TIMEOUT', message: `no reply within ${ownTimeout} ms`, http: 504 },
-        inputElement: null,
-        outputElement: null,
-      };
-    }
-    throw e;
+    const reply = await deps.dispatch(event, eventController.signal);
+    if (eventController.signal.reason !== EVENT_TIMED_OUT || signal.aborted) return reply;
+    return {
+      status: 'TIMEOUT' as EventStatus,
+      error: { code: 'EVENT_TIMEOUT', message: `no reply within ${ownTimeout} ms`, http: 504 },
+      inputElement: null,
+      outputElement: null,
+    };
   } finally {
     clearTimeout(timer);
     signal.removeEventListener('abort', forward);
@@ -209,25 +211,6 @@ async function sendEvent(
 }
 
 const EVENT_TIMED_OUT = Symbol('event timeout');
-
-/** Resolve with `p`, or reject with the signal's reason as soon as it aborts. */
-function raced<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
-}
 
 function replaceWith(result: unknown): Payload {
   if (!isObject(result))

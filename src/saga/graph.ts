@@ -1,6 +1,6 @@
 import type { RawEventMeta, RawSaga, RawStep } from '../config/schema.js';
 import { SagawayError } from '../core/errors.js';
-import { parsePath, type PayloadPath } from '../core/path.js';
+import { parsePath, parsePathCached, type PayloadPath } from '../core/path.js';
 import { parseDuration } from '../core/units.js';
 import { compileExpression, type Expression } from './expression.js';
 
@@ -64,7 +64,7 @@ const PLACEHOLDER_RE = /%%|\$\{\{|#\{\{/;
 export function parseOutputSpec(text: string): OutputSpec {
   if (text === '-') return { kind: 'discard' };
   if (text === '$') return { kind: 'root' };
-  return { kind: 'path', path: parsePath(text) };
+  return { kind: 'path', path: parsePathCached(text) };
 }
 
 /** Whether a setting holds inject placeholders (then it can only be checked after inject). */

@@ -1,5 +1,5 @@
 import { SagawayError } from '../core/errors.js';
-import { isObject, parsePath, readPath, safeAssign, writePath } from '../core/path.js';
+import { isObject, parsePathCached, readPath, safeAssign, writePath } from '../core/path.js';
 import type { Payload } from '../core/types.js';
 import { parseOutputSpec, type OutputSpec } from './graph.js';
 
@@ -20,7 +20,7 @@ export function writeEventOutput(
   inputElement: string | null,
   outputElement: string | null,
 ): Payload {
-  const input = inputElement === null || inputElement === '$' ? null : parsePath(inputElement);
+  const input = inputElement === null || inputElement === '$' ? null : parsePathCached(inputElement);
   if (outputElement === null) {
     if (input === null) {
       if (inputElement === '$') return replaceRoot(output);
