@@ -53,21 +53,28 @@ export class MemoryState implements State {
     this.open();
     const o = normalizeList(options);
     const after = o.after === undefined ? undefined : decodeCursor(o.after, o.sortKey);
-    let rows: [string, Row][] = [];
-    for (const entry of this.rows) if (matches(entry[0], entry[1], o.filter)) rows.push(entry);
     const field = o.field;
     const dir = o.desc ? -1 : 1;
-    if (field !== undefined) {
+    const want = o.skip + o.limit + 1;
+    let rows: [string, Row][] = [];
+    if (field === undefined) {
+      // the Map iterates in insertion order, which is seq order: stop once the page is full
+      const min = after ? (after.key as number) : 0;
+      for (const entry of this.rows) {
+        if (entry[1].seq <= min || !matches(entry[0], entry[1], o.filter)) continue;
+        rows.push(entry);
+        if (rows.length >= want) break;
+      }
+    } else {
+      for (const entry of this.rows) if (matches(entry[0], entry[1], o.filter)) rows.push(entry);
       rows.sort((a, b) => dir * (compareValues(sortValue(a, field), sortValue(b, field)) || compareIds(a[0], b[0])));
+      if (after) {
+        rows = rows.filter(
+          (r) => dir * (compareValues(sortValue(r, field), after.key) || compareIds(r[0], after.id)) > 0,
+        );
+      }
     }
-    if (after) {
-      rows = rows.filter((r) => {
-        if (field === undefined) return r[1].seq > (after.key as number);
-        const c = compareValues(sortValue(r, field), after.key) || compareIds(r[0], after.id);
-        return dir * c > 0;
-      });
-    }
-    const page = rows.slice(o.skip, o.skip + o.limit + 1);
+    const page = rows.slice(o.skip, want);
     const more = page.length > o.limit;
     if (more) page.pop();
     const result: ListPage = { list: page.map(([id, row]) => toRecord(id, row)) };
