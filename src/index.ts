@@ -1,0 +1,25 @@
+/**
+ * The public API of the `sagaway` package: what user handler modules and embedding programs use.
+ */
+export { defineHandler, ack, fail } from './runner/handler-api.js';
+export type {
+  ActionContext,
+  ActionFn,
+  AckResult,
+  HandlerDefinition,
+  HandlerEnv,
+  HandlerFactory,
+} from './runner/handler-api.js';
+export {
+  ERROR_CODES,
+  SagawayError,
+  ConfigError,
+  type ErrorCode,
+  type ErrorInfo,
+  type ConfigIssue,
+} from './core/errors.js';
+export type { Principal, RequestContext, SagaRequest, SagaResult, Outcome, EventStatus } from './core/types.js';
+export type { State, StateRecord, ListOptions, ListPage, WriteOptions, QueryResult } from './states/state.js';
+export { loadConfig, type LoadedConfig, type LoadOptions } from './config/load.js';
+export type { Settings } from './config/settings.js';
+export { startTestHost, type TestHost, type TestHostOptions, type RunOptions } from './testing/index.js';
