@@ -121,9 +121,9 @@ test('the server drops the connection mid-batch; the client reconnects with Last
   const inner = feedService(12, 5);
   const svc = new ScriptedService(async (req, runner, n) => {
     const result = await inner.run(runner, req);
-    // After the 3rd poll's entries are out, cut every connection: maxEntries 2 splits batches,
-    // so the cut lands in the middle of the batch that previous=5 produced.
-    if (n === 3) drop = true;
+    // With maxEntries 2, poll 4 sends entries 5 and 6 of the batch that previous=5 produced
+    // (entries 5..9); the first of them that arrives cuts every connection: mid-batch.
+    if (n === 4) drop = true;
     return result;
   });
   const { base, close, gw } = await startGateway(svc, { stream: { ...fast, maxEntries: 2 } });

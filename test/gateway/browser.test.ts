@@ -1,0 +1,104 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { silentLogger } from '../../src/core/logger.js';
+import { createGateway } from '../../src/gateway/server.js';
+import { feedService, ScriptedService, settingsWith } from './harness.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>feed</title></head><body><script>
+window.entries = []; window.ids = []; window.opens = 0; window.done = false;
+const es = new EventSource('/api/stream/feed');
+es.onopen = () => { window.opens++; };
+es.onmessage = (ev) => { window.entries.push(JSON.parse(ev.data).n); window.ids.push(ev.lastEventId); };
+es.addEventListener('end', () => { window.done = true; es.close(); });
+</script></body></html>`;
+
+test('headless Chromium: the browser reconnects by itself with Last-Event-ID and sees every entry exactly once', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    t.skip(`${CHROMIUM} is missing (apt-get install chromium); the browser test cannot run here`);
+    console.log(`# skipped: ${CHROMIUM} is missing`);
+    return;
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'sagaway-static-'));
+  const profile = await mkdtemp(join(tmpdir(), 'sagaway-chromium-'));
+  await writeFile(join(dir, 'index.html'), PAGE);
+
+  // 20 entries in batches of 6, at most 4 per poll. Poll 1 sends 0-3, poll 2 sends 4-5, poll 3
+  // (previous=6) sends 6-9; when poll 4 starts, the server cuts the connection: entries 10-11 of
+  // that batch are not delivered yet, so the browser must resume in the middle of a batch.
+  const inner = feedService(20, 6);
+  const streamSockets = new Set<Socket>();
+  let dropped = false;
+  const svc = new ScriptedService(async (req, runner, n) => {
+    if (n === 4 && !dropped) {
+      dropped = true;
+      await new Promise((r) => setTimeout(r, 300)); // let entries 6-9 reach the browser
+      for (const s of streamSockets) s.destroy();
+    }
+    return inner.run(runner, req);
+  });
+  const gw = await createGateway({
+    settings: settingsWith({
+      static: dir,
+      stream: { minWaitMs: 10, defaultWaitMs: 10, maxEntries: 4, heartbeatMs: 1000 },
+    }),
+    service: svc,
+    log: silentLogger(),
+  });
+  const lastEventIds: string[] = [];
+  gw.app.addHook('onRequest', async (request) => {
+    if (request.url.startsWith('/api/stream/')) {
+      const id = request.headers['last-event-id'];
+      if (typeof id === 'string') lastEventIds.push(id);
+      streamSockets.add(request.raw.socket);
+    }
+  });
+  const { port } = await gw.listen(0, '127.0.0.1');
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    args: ARGS,
+    headless: true,
+  });
+  try {
+    const page = context.pages()[0] ?? (await context.newPage());
+    await page.goto(`http://127.0.0.1:${port}/`);
+    await page.waitForFunction(() => (globalThis as unknown as { done: boolean }).done === true, undefined, {
+      timeout: 20_000,
+    });
+    const result = await page.evaluate(() => {
+      const w = globalThis as unknown as { entries: number[]; ids: string[]; opens: number };
+      return { entries: w.entries, ids: w.ids, opens: w.opens };
+    });
+    assert.deepEqual(
+      result.entries,
+      Array.from({ length: 20 }, (_, i) => i),
+    );
+    assert.equal(result.opens, 2, 'the browser reconnected once, by itself');
+    assert.equal(lastEventIds.length, 1, 'the reconnect carried Last-Event-ID');
+    assert.ok(result.ids.includes(lastEventIds[0]!), 'the Last-Event-ID is the id of a delivered entry');
+    const cutAt = result.ids.indexOf(lastEventIds[0]!);
+    assert.equal(cutAt, 9, 'resumed after entry 9, inside the batch of entries 6-11');
+  } finally {
+    await context.close();
+    await gw.close();
+    await rm(dir, { recursive: true, force: true });
+    await rm(profile, { recursive: true, force: true });
+  }
+});
