@@ -38,6 +38,7 @@ export const ERROR_CODES = {
 
   // Event step and runner pipeline
   EVENT_TIMEOUT: { http: 504, title: 'Event Timeout', retryable: true },
+  EVENT_DELIVERY_EXHAUSTED: { http: 502, title: 'Event Delivery Exhausted', retryable: false },
   HANDLER_NOT_FOUND: { http: 500, title: 'Handler Not Found', retryable: false },
   HANDLER_REQUIRED: { http: 500, title: 'Handler Required', retryable: false },
   ACTION_NOT_FOUND: { http: 500, title: 'Action Not Found', retryable: false },
