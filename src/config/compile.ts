@@ -252,7 +252,11 @@ function compileRunner(
     actions,
     streams,
     maxSteps: r.maxSteps ?? 1000,
+    ...(r.journal !== undefined ? { journal: r.journal } : {}),
   };
+  if (r.journal !== undefined && !Object.hasOwn(raw.states ?? {}, r.journal)) {
+    report(file, ['runners', name, 'journal'], `unknown state "${r.journal}"`);
+  }
   checkRunnerSagas(runner, raw, systems, report);
   return runner;
 }

@@ -157,6 +157,9 @@ export const RunnerSchema = Type.Object(
     actions: Type.Optional(Type.Record(Type.String(), StructuralActionSchema)),
     streams: Type.Optional(Type.Record(Type.String(), StreamBindingSchema)),
     maxSteps: Type.Optional(Type.Integer({ minimum: 1, description: 'steps one saga run may take; default 1000' })),
+    journal: Type.Optional(
+      Type.String({ minLength: 1, description: 'alias of a state where saga progress is journaled (resume, /api/status)' }),
+    ),
   },
   strict,
 );

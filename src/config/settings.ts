@@ -172,6 +172,8 @@ export interface RunnerSettings {
   streams: Readonly<Record<string, StreamBindingSettings>>;
   /** steps one saga run may take before STEP_LIMIT_EXCEEDED; default 1000 */
   maxSteps: number;
+  /** alias of the state that journals saga progress; undefined = no journal */
+  journal?: string;
 }
 
 /** Everything a process needs, compiled from one configuration file. */
