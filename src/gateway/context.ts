@@ -44,6 +44,8 @@ declare module 'fastify' {
     sagaway: Admitted | null;
     /** configured API prefix, for metrics labels */
     apiLabel: string;
+    /** the response became an SSE stream (counted when its headers went out, not at its end) */
+    streamed: boolean;
   }
 }
 

@@ -91,14 +91,15 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   app.decorateRequest('sagaway', null);
   app.decorateRequest('apiLabel', '');
+  app.decorateRequest('streamed', false);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
   });
   app.addHook('onResponse', async (request, reply) => {
-    const seconds = reply.elapsedTime / 1000;
-    metrics.observeRequest(routeLabel(request), request.apiLabel, reply.statusCode, seconds);
+    if (!request.streamed)
+      metrics.observeRequest(routeLabel(request), request.apiLabel, reply.statusCode, reply.elapsedTime / 1000);
     const q = request.url.indexOf('?');
     // The query is never logged: it may hold access_token.
     request.log.info(

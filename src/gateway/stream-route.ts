@@ -123,8 +123,9 @@ export function streamHandler(ctx: GatewayContext) {
     );
     // The client may have gone while we were checking: then no 'close' is coming any more.
     if (res.destroyed || request.raw.socket.destroyed) loop.stop();
-    // The response is hijacked: fastify's onResponse will not run, so count the request here.
-    ctx.metrics.observeRequest('stream', api.prefix, 200, 0);
+    // Counted now, with the time to the headers: onResponse only runs when the stream ends.
+    request.streamed = true;
+    ctx.metrics.observeRequest('stream', api.prefix, 200, reply.elapsedTime / 1000);
     void loop.run();
     return reply;
   };
