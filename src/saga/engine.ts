@@ -32,6 +32,14 @@ export interface SagaRun {
   runId?: string;
   /** aborted when the caller gone: the run stops at the next step */
   signal?: AbortSignal;
+  /**
+   * Called after every completed event step with the step that comes next and the payload (a
+   * journal of the run's progress). A rejection ends the run with its error. Only event steps
+   * are journaled: they are the only steps with effects outside the payload.
+   */
+  journal?: (next: string, payload: Payload, context: RequestContext) => Promise<void>;
+  /** Continue a journaled run: start at `step` with `payload` instead of the start step. */
+  resume?: { step: string; payload: Payload };
 }
 
 const TIMED_OUT = Symbol('saga timeout');
@@ -65,8 +73,8 @@ export async function runSaga(deps: EngineDeps, run: SagaRun): Promise<SagaResul
 async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: AbortSignal): Promise<SagaResult> {
   const { saga } = run;
   const ctx = run.context;
-  let payload: Payload = { parameters: run.input };
-  let step: CompiledStep = saga.start;
+  let payload: Payload = run.resume ? run.resume.payload : { parameters: run.input };
+  let step: CompiledStep = (run.resume && saga.steps.get(run.resume.step)) || saga.start;
   for (let count = 1; ; count++) {
     if (signal.aborted) return abortedResult(saga, runId, signal.reason);
     if (count > deps.maxSteps) {
@@ -116,7 +124,10 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: Abort
         break;
       case 'event': {
         const meta = step.eventMeta!;
-        const reply = await sendEvent(deps, run, runId, step, payload, signal);
+        const visit = visits?.get(step.id) ?? 0;
+        (visits ??= new Map()).set(step.id, visit + 1);
+        const key = visit === 0 ? `${runId}:${step.id}` : `${runId}:${step.id}#${visit + 1}`;
+        const reply = await sendEvent(deps, run, runId, step, payload, signal, key);
         // An event cancelled by the saga's own end is not the step's failure.
         if (signal.aborted) return abortedResult(saga, runId, signal.reason);
         ctx.status = reply.status;
@@ -151,6 +162,7 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: Abort
           cause: error,
         });
       }
+      if (run.journal && step.type === 'event') await run.journal(link.to, payload, ctx);
       step = saga.steps.get(link.to)!;
       continue;
     }
@@ -163,6 +175,7 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: Abort
         step: step.id,
       });
     }
+    if (run.journal && step.type === 'event') await run.journal(link.to, payload, ctx);
     step = saga.steps.get(link.to)!;
   }
 }
@@ -174,6 +187,7 @@ async function sendEvent(
   step: CompiledStep,
   payload: Payload,
   signal: AbortSignal,
+  idempotencyKey: string,
 ): Promise<EventReply> {
   const meta = step.eventMeta!;
   const ownTimeout = meta.timeout === undefined ? undefined : parseDuration(meta.timeout);
@@ -182,7 +196,7 @@ async function sendEvent(
     id: randomUUID(),
     runId,
     stepId: step.id,
-    idempotencyKey: `${runId}:${step.id}`,
+    idempotencyKey,
     stream: meta.stream ?? 'local',
     meta,
     payload,

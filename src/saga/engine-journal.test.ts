@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { SagaDefinition } from '../config/settings.js';
+import { SagawayError } from '../core/errors.js';
+import { silentLogger } from '../core/logger.js';
+import type { Payload } from '../core/types.js';
+import type { EventMessage, EventReply } from '../systems/system.js';
+import { runSaga, type EngineDeps } from './engine.js';
+import { compileSaga } from './graph.js';
+
+/** start -> a (event) -> t (transform) -> b (event) -> ok */
+const saga = compileSaga(
+  {
+    id: 'j',
+    path: '/j',
+    source: { file: 'inline', at: [] },
+    steps: [
+      { id: 'start', type: 'start', links: [{ to: 'a' }] },
+      {
+        id: 'a',
+        type: 'event',
+        eventMeta: { handler: 'h', action: 'A', version: 0, outputElement: '$.a' },
+        links: [{ to: 't' }],
+      },
+      { id: 't', type: 'transform', expression: '$merge([$, {"t": true}])', links: [{ to: 'b' }] },
+      {
+        id: 'b',
+        type: 'event',
+        eventMeta: { handler: 'h', action: 'B', version: 0, outputElement: '$.b' },
+        links: [{ to: 'ok' }],
+      },
+      { id: 'ok', type: 'success' },
+    ],
+  } as SagaDefinition,
+  5000,
+);
+
+function deps(calls: string[]): EngineDeps {
+  return {
+    log: silentLogger(),
+    maxSteps: 100,
+    dispatch: async (event: EventMessage): Promise<EventReply> => {
+      calls.push(`${event.stepId}@${event.idempotencyKey}`);
+      return {
+        status: 'SUCCESS',
+        output: event.stepId.toUpperCase(),
+        inputElement: null,
+        outputElement: event.meta.outputElement ?? null,
+      };
+    },
+  };
+}
+
+const context = () => ({ request: { method: 'GET', path: '/j', id: 'r1', query: {} }, user: null });
+
+test('journal: called after each event step with the next step and the payload so far', async () => {
+  const calls: string[] = [];
+  const journal: { next: string; payload: Payload }[] = [];
+  const result = await runSaga(deps(calls), {
+    saga,
+    input: { x: 1 },
+    context: context(),
+    deadline: Date.now() + 5000,
+    runId: 'run1',
+    journal: async (next, payload) => {
+      journal.push({ next, payload: structuredClone(payload) });
+    },
+  });
+  assert.equal(result.outcome, 'SUCCESS');
+  assert.deepEqual(calls, ['a@run1:a', 'b@run1:b']);
+  assert.deepEqual(
+    journal.map((j) => j.next),
+    ['t', 'ok'],
+  );
+  assert.deepEqual(journal[0]!.payload, { parameters: { x: 1 }, a: 'A' });
+  assert.deepEqual(journal[1]!.payload, { parameters: { x: 1 }, a: 'A', t: true, b: 'B' });
+});
+
+test('resume: starts at the journaled step with the journaled payload; earlier steps do not run again', async () => {
+  const calls: string[] = [];
+  const result = await runSaga(deps(calls), {
+    saga,
+    input: {},
+    context: context(),
+    deadline: Date.now() + 5000,
+    runId: 'run2',
+    resume: { step: 't', payload: { parameters: { x: 2 }, a: 'from-journal' } },
+  });
+  assert.equal(result.outcome, 'SUCCESS');
+  assert.deepEqual(calls, ['b@run2:b']);
+  assert.deepEqual(result.response, { a: 'from-journal', t: true, b: 'B' });
+});
+
+test('journal failure ends the run with its error (a database outage is a 503, not a crash)', async () => {
+  const result = await runSaga(deps([]), {
+    saga,
+    input: {},
+    context: context(),
+    deadline: Date.now() + 5000,
+    journal: async () => {
+      throw new SagawayError('STATE_UNAVAILABLE', 'db down');
+    },
+  });
+  assert.equal(result.outcome, 'FAIL');
+  assert.equal(result.error?.code, 'STATE_UNAVAILABLE');
+  assert.equal(result.http, 503);
+});
