@@ -454,3 +454,35 @@ describe('links, conditions, transforms, ACK (DESIGN §4.2, §6.5)', () => {
     );
   });
 });
+
+describe('idempotency keys', () => {
+  test('`<runId>:<stepId>` on the first visit, distinct on later visits of the same step', async () => {
+    const h = await startTestHost(
+      config([
+        {
+          id: 'loop',
+          path: '/loop',
+          steps: [
+            { id: 'start', type: 'start', links: [{ to: 'e' }] },
+            { id: 'e', type: 'event', eventMeta: { handler: 'probe', action: 'Ack', version: 0, followAck: true, outputElement: '$.last' }, links: [{ to: 'count' }] },
+            { id: 'count', type: 'transform', expression: '{"keys": $append(keys ? keys : [], last.ticket)}', outputElement: '$.acc', links: [{ to: 'more' }] },
+            { id: 'more', type: 'condition', expression: '$count(acc.keys) < 3', links: [{ to: 'again', when: [true] }, { to: 'ok', when: [false] }] },
+            { id: 'again', type: 'transform', expression: '$merge([$, {"keys": acc.keys}])', links: [{ to: 'e' }] },
+            { id: 'ok', type: 'success', outputElement: 'acc.keys' },
+          ],
+        },
+      ]),
+      { files: { 'probe.mjs': PROBE_HANDLER } },
+    );
+    try {
+      const r = await h.run('/loop');
+      const keys = r.response as string[];
+      assert.equal(keys.length, 3, JSON.stringify(r));
+      assert.equal(new Set(keys).size, 3);
+      assert.equal(keys[0], `${r.runId}:e`);
+      assert.equal(keys[1], `${r.runId}:e#2`);
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -75,6 +75,9 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: Abort
   const ctx = run.context;
   let payload: Payload = run.resume ? run.resume.payload : { parameters: run.input };
   let step: CompiledStep = (run.resume && saga.steps.get(run.resume.step)) || saga.start;
+  // Event steps visited more than once in a run (a loop) need distinct idempotency keys, or the
+  // second visit's write would be taken for a redelivery of the first and skipped.
+  let visits: Map<string, number> | undefined;
   for (let count = 1; ; count++) {
     if (signal.aborted) return abortedResult(saga, runId, signal.reason);
     if (count > deps.maxSteps) {
