@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { StreamSettings } from '../config/settings.js';
-import { toErrorInfo } from '../core/errors.js';
+import { ERROR_CODES, isKnownCode, toErrorInfo } from '../core/errors.js';
 import { isObject } from '../core/path.js';
 import type { Principal, SagaRequest, SagaResult } from '../core/types.js';
 import type { SagaService } from '../systems/system.js';
@@ -23,6 +23,13 @@ import { entryData, formatComment, formatEvent } from './stream-writer.js';
  * - every timer is cleared in `stop()`, which the socket's close calls, so nothing outlives the
  *   connection by more than the run in flight (and that run is aborted).
  */
+
+/** Reconnection delay suggested to clients after a retryable `event: error`. */
+export const ERROR_RETRY_MS = 5000;
+
+function isRetryable(code: string): boolean {
+  return isKnownCode(code) && ERROR_CODES[code].retryable;
+}
 
 /** What every loop of one gateway shares. */
 export interface StreamShared {
@@ -100,7 +107,7 @@ export class StreamLoop {
     try {
       while (!this.closed) {
         if (!first && !(await this.spec.recheck())) {
-          if (!this.closed) this.sendError(problemFor('UNAUTHORIZED', this.spec.requestId));
+          if (!this.closed) this.sendError(problemFor('UNAUTHORIZED', this.spec.requestId), previous);
           break;
         }
         first = false;
@@ -108,7 +115,7 @@ export class StreamLoop {
         const result = await this.runSaga(previous);
         if (this.closed) break;
         if (result.outcome === 'FAIL' || result.outcome === 'TIMEOUT') {
-          this.sendError(failureProblem(result, this.spec.requestId));
+          this.sendError(failureProblem(result, this.spec.requestId), previous);
           break;
         }
         const response = isObject(result.response) ? result.response : {};
@@ -129,11 +136,7 @@ export class StreamLoop {
         }
         skip = 0;
         if (response['continue'] !== true) {
-          const id = cursors.encode(
-            path,
-            caller,
-            previous === undefined ? { index: -1, end: true } : { previous, index: -1, end: true },
-          );
+          const id = this.endToken(previous);
           this.write(formatEvent({ event: 'end', id, data: '{"reason":"complete"}' }));
           break;
         }
@@ -149,7 +152,7 @@ export class StreamLoop {
       }
     } catch (err) {
       this.shared.log.error({ err, requestId: this.spec.requestId }, 'stream loop failed');
-      if (!this.closed) this.sendError(problemFor('INTERNAL', this.spec.requestId));
+      if (!this.closed) this.sendError(problemFor('INTERNAL', this.spec.requestId), previous);
     } finally {
       this.stop();
     }
@@ -192,8 +195,22 @@ export class StreamLoop {
     if (chunk.charCodeAt(0) !== 58 /* ':' */) metrics.events.inc();
   }
 
-  private sendError(problem: Problem): void {
-    this.write(formatEvent({ event: 'error', data: JSON.stringify(problem) }));
+  private endToken(previous: unknown): string {
+    const position = previous === undefined ? { index: -1, end: true } : { previous, index: -1, end: true };
+    return this.shared.cursors.encode(this.spec.path, this.spec.caller, position);
+  }
+
+  /**
+   * `event: error` with the problem. Browsers reconnect by themselves after any close, so the
+   * event also says what that reconnect should do: for a retryable code it carries no id (the
+   * reconnect resumes after the last entry) and `retry` slows the reconnect down; otherwise its
+   * id is the final token, so the reconnect gets 204 and the EventSource stops instead of
+   * hammering a saga that will fail again.
+   */
+  private sendError(problem: Problem, previous: unknown): void {
+    const data = JSON.stringify(problem);
+    if (isRetryable(problem.code)) this.write(formatEvent({ event: 'error', retry: ERROR_RETRY_MS, data }));
+    else this.write(formatEvent({ event: 'error', id: this.endToken(previous), data }));
   }
 
   private readonly ping = (): void => {

@@ -82,5 +82,6 @@ test('the wire format of an entry, an end event and a ping', () => {
     'event: end\nid: E\ndata: {"reason":"complete"}\n\n',
   );
   assert.equal(formatComment('ping'), ': ping\n\n');
+  assert.equal(formatEvent({ event: 'error', retry: 5000, data: '{}' }), 'event: error\nretry: 5000\ndata: {}\n\n');
   assert.equal(entryData(undefined), 'null');
 });

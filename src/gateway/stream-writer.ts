@@ -12,6 +12,8 @@ const FIELD_UNSAFE = /[\r\n\0]/g;
 export interface SseEvent {
   id?: string;
   event?: string;
+  /** reconnection time for the client, in milliseconds */
+  retry?: number;
   data: string;
 }
 
@@ -20,6 +22,7 @@ export function formatEvent(ev: SseEvent): string {
   let out = '';
   if (ev.event !== undefined) out += 'event: ' + ev.event.replace(FIELD_UNSAFE, '') + '\n';
   if (ev.id !== undefined) out += 'id: ' + ev.id.replace(FIELD_UNSAFE, '') + '\n';
+  if (ev.retry !== undefined && Number.isSafeInteger(ev.retry) && ev.retry >= 0) out += 'retry: ' + ev.retry + '\n';
   // A data line may start with a space: the parser strips only the one after the colon.
   if (LINE_BREAK.test(ev.data)) {
     for (const line of ev.data.split(LINE_BREAK)) out += 'data: ' + line + '\n';

@@ -287,7 +287,8 @@ test('a token that expires while streaming ends the stream with event: error UNA
   assert.ok(Date.now() - started < 6000);
   const blocks = text.split('\n\n').filter((b) => b !== '');
   const last = blocks.at(-1)!;
-  assert.match(last, /^event: error\ndata: /);
+  // UNAUTHORIZED is not retryable: the error carries the final token, so a reconnect stops (204).
+  assert.match(last, /^event: error\nid: [\w-]+\.[\w-]+\ndata: /);
   const problem = JSON.parse(last.split('data: ')[1]!);
   assert.equal(problem.code, 'UNAUTHORIZED');
   assert.equal(problem.status, 401);

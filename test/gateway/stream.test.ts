@@ -183,20 +183,31 @@ test('forged or foreign cursors are 400 INVALID_CURSOR', async () => {
   await close();
 });
 
-test('a failed saga run sends event: error with the problem, then closes', async () => {
+test('a failed saga run sends event: error with the problem, then closes; the reconnect gets 204', async () => {
   const svc = new ScriptedService((_req, _r, n) =>
     n === 1
       ? ok({ list: [{ a: 1 }], continue: true, wait: 0 })
       : { outcome: 'FAIL', http: 503, error: { code: 'TODOS_UNAVAILABLE', message: 'down', http: 503 } },
   );
   const { base, close, gw } = await startGateway(svc, { stream: fast });
-  const { es, done } = collect(base + '/api/stream/feed', {
+  // No es.close() on the error: the client reconnects by itself, as browsers do.
+  const es = new EventSource(base + '/api/stream/feed', {
     fetch: (u, i) => fetch(u, { ...i, headers: { ...i?.headers, 'x-request-id': 'req-1' } }),
   });
-  const got = await done;
-  es.close();
-  assert.equal(got.entries.length, 1);
-  assert.deepEqual(got.errors, [
+  const entries: unknown[] = [];
+  const problems: unknown[] = [];
+  const codes: unknown[] = [];
+  es.onmessage = (ev) => entries.push(JSON.parse(ev.data));
+  es.addEventListener('error', (ev) => {
+    const e = ev as unknown as { data?: string; code?: number };
+    if (e.data !== undefined) problems.push(JSON.parse(e.data));
+    else codes.push(e.code);
+  });
+  const t0 = Date.now();
+  while (es.readyState !== es.CLOSED && Date.now() - t0 < 10_000) await delay(50);
+  assert.equal(es.readyState, es.CLOSED);
+  assert.deepEqual(entries, [{ a: 1 }]);
+  assert.deepEqual(problems, [
     {
       type: 'https://sagaway.dev/errors/TODOS_UNAVAILABLE',
       title: 'Todos Unavailable',
@@ -206,8 +217,24 @@ test('a failed saga run sends event: error with the problem, then closes', async
       requestId: 'req-1',
     },
   ]);
-  await delay(50);
+  assert.ok(codes.includes(204), 'the automatic reconnect was answered 204');
+  assert.equal(svc.calls.length, 2, 'the failing saga was not run again');
   assert.equal(gw.stats().streams, 0);
+  await close();
+});
+
+test('a retryable failure keeps the resume position and asks for a slower reconnect', async () => {
+  const svc = new ScriptedService((_req, _r, n) =>
+    n === 1
+      ? ok({ list: [{ a: 1 }], continue: true, wait: 0 })
+      : { outcome: 'FAIL', http: 503, error: { code: 'RUNNER_UNAVAILABLE', message: 'no runner', http: 503 } },
+  );
+  const { base, close } = await startGateway(svc, { stream: fast });
+  const text = await (await fetch(base + '/api/stream/feed')).text();
+  const blocks = text.split('\n\n').filter((b) => b !== '');
+  assert.equal(blocks.length, 2);
+  assert.match(blocks[1]!, /^event: error\nretry: 5000\ndata: {.*"code":"RUNNER_UNAVAILABLE"/);
+  assert.doesNotMatch(blocks[1]!, /\nid: /);
   await close();
 });
 
