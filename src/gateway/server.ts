@@ -14,6 +14,7 @@ import { problemFor, sendProblem } from './problem.js';
 import { requestIdFor } from './request-id.js';
 import { requestHandler } from './request-route.js';
 import { registerStatic } from './static.js';
+import { registerStatusRoute, type StatusSource } from './status-route.js';
 import { StreamRegistry } from './stream-limits.js';
 import { streamHandler } from './stream-route.js';
 
@@ -28,6 +29,8 @@ export interface GatewayOptions {
   ready?: () => Promise<Record<string, boolean>>;
   /** also export Node's default process metrics; default false */
   defaultMetrics?: boolean;
+  /** the saga journals, for GET /api/status/<requestId>; absent = every status is 404 */
+  status?: StatusSource;
 }
 
 /** Live counters, for tests and diagnostics. */
@@ -141,6 +144,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     }
   }
   registerOps(app, metrics, options.ready);
+  registerStatusRoute(app, ctx, options.status);
   if (settings.static !== undefined) await registerStatic(app, settings.static);
 
   let closing: Promise<void> | undefined;
