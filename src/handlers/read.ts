@@ -38,6 +38,7 @@ async function getList(input: unknown, ctx: ActionContext): Promise<ListPage> {
     limit: intParameter(ctx, 'limit'),
     skip: intParameter(ctx, 'skip'),
     after: previous ?? undefined,
+    follow: p['follow'] === true,
   });
 }
 

@@ -274,6 +274,34 @@ export function runStateContract(
       }
     });
 
+    test('list with follow: next on every page, kept on an empty page; later records seen exactly once', async () => {
+      for (const sort of [undefined, 'n']) {
+        const s = await fresh();
+        for (let i = 0; i < 5; i++) await s.create(`f${i}`, { n: i });
+        const seen: string[] = [];
+        let page = await s.list({ sort, limit: 2, follow: true });
+        let cursor = page.next;
+        seen.push(...page.list.map((r) => r.id));
+        for (let polls = 0; polls < 5; polls++) {
+          page = await s.list({ sort, limit: 2, follow: true, after: cursor });
+          assert.ok(page.next, 'follow always returns next');
+          cursor = page.next;
+          seen.push(...page.list.map((r) => r.id));
+        }
+        assert.deepEqual(seen, ['f0', 'f1', 'f2', 'f3', 'f4']);
+        const empty = await s.list({ sort, limit: 2, follow: true, after: cursor });
+        assert.deepEqual(empty.list, []);
+        assert.equal(empty.next, cursor, 'an empty page keeps the position');
+        await s.create(`g-${sort ?? 'seq'}`, { n: 100 });
+        const fresh1 = await s.list({ sort, limit: 2, follow: true, after: cursor });
+        assert.deepEqual(fresh1.list.map((r) => r.id), [`g-${sort ?? 'seq'}`], 'a record added later shows up once');
+        const again = await s.list({ sort, limit: 2, follow: true, after: fresh1.next });
+        assert.deepEqual(again.list, []);
+        const plain = await s.list({ sort, limit: 100 });
+        assert.equal(plain.next, undefined, 'without follow, the last page has no next');
+      }
+    });
+
     test('list: null filter matches missing fields; bad cursors, fields and values are refused', async () => {
       const s = await fresh();
       await s.create('with', { tag: 'x' });

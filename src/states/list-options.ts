@@ -29,6 +29,7 @@ export interface NormalizedList {
   limit: number;
   skip: number;
   after: string | undefined;
+  follow: boolean;
 }
 
 function invalid(message: string): SagawayError {
@@ -73,6 +74,7 @@ export function normalizeList(options: ListOptions = {}): NormalizedList {
     limit: Math.min(Math.max(limit, 1), MAX_LIMIT),
     skip,
     after,
+    follow: options.follow === true,
   };
 }
 

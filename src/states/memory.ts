@@ -79,9 +79,11 @@ export class MemoryState implements State {
     if (more) page.pop();
     const result: ListPage = { list: page.map(([id, row]) => toRecord(id, row)) };
     const last = page[page.length - 1];
-    if (more && last) {
+    if ((more || o.follow) && last) {
       const key = field === undefined ? last[1].seq : sortValue(last, field);
       result.next = encodeCursor({ sort: o.sortKey, key, id: last[0] });
+    } else if (o.follow && o.after !== undefined) {
+      result.next = o.after;
     }
     return result;
   }

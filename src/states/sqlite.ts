@@ -136,8 +136,10 @@ export class SqliteState implements State {
     if (more) rows.pop();
     const page: ListPage = { list: rows.map(toRecord) };
     const last = rows[rows.length - 1];
-    if (more && last) {
+    if ((more || o.follow) && last) {
       page.next = encodeCursor({ sort: o.sortKey, key: (last._sk ?? null) as string | number | null, id: last.id });
+    } else if (o.follow && o.after !== undefined) {
+      page.next = o.after;
     }
     return page;
   }

@@ -33,6 +33,12 @@ export interface ListOptions {
   skip?: number;
   /** a `next` returned by an earlier page: continue after it */
   after?: string;
+  /**
+   * Follow the end of the list (a feed that keeps polling): `next` is returned on every page,
+   * also the last (the position after its last record), and an empty page returns `after`
+   * again, so a stream keeps its place and sees records added later exactly once.
+   */
+  follow?: boolean;
 }
 
 /** One page of records; `next` is present while more records follow. */
