@@ -294,7 +294,11 @@ export function runStateContract(
         assert.equal(empty.next, cursor, 'an empty page keeps the position');
         await s.create(`g-${sort ?? 'seq'}`, { n: 100 });
         const fresh1 = await s.list({ sort, limit: 2, follow: true, after: cursor });
-        assert.deepEqual(fresh1.list.map((r) => r.id), [`g-${sort ?? 'seq'}`], 'a record added later shows up once');
+        assert.deepEqual(
+          fresh1.list.map((r) => r.id),
+          [`g-${sort ?? 'seq'}`],
+          'a record added later shows up once',
+        );
         const again = await s.list({ sort, limit: 2, follow: true, after: fresh1.next });
         assert.deepEqual(again.list, []);
         const plain = await s.list({ sort, limit: 100 });

@@ -158,7 +158,8 @@ export class PostgresState implements State {
     if (more) rows.pop();
     const page: ListPage = { list: rows.map(toRecord) };
     const last = rows[rows.length - 1];
-    if ((more || o.follow) && last) page.next = encodeCursor({ sort: o.sortKey, key: last._sk as string | number, id: last.id });
+    if ((more || o.follow) && last)
+      page.next = encodeCursor({ sort: o.sortKey, key: last._sk as string | number, id: last.id });
     else if (o.follow && o.after !== undefined) page.next = o.after;
     return page;
   }
