@@ -34,6 +34,9 @@ export const USAGE = `sagaway — API gateway and saga engine
 
 Usage:
   sagaway start    [--config FILE] [--port N]     gateway and every runner in one process
+  sagaway gateway  --config FILE [--port N]      the gateway alone; reaches runners over NATS
+  sagaway runner   --config FILE --runner NAME [--deployment ID] [--port N]
+                                                  one replica of a runner deployment (health/metrics on --port)
   sagaway validate --config FILE                  check the file and every saga
   sagaway run      --config FILE [--method M] [--data JSON] PATH
                                                   run one saga in process, print its outcome

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { ConfigError, formatIssue, SagawayError } from '../core/errors.js';
 import { parseCommandArgs, USAGE } from './args.js';
+import { gatewayCommand } from './gateway.js';
 import { runCommand } from './run.js';
+import { runnerCommand } from './runner.js';
 import { startCommand } from './start.js';
 import { validateCommand } from './validate.js';
 
@@ -20,6 +22,10 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'start':
       return startCommand(options);
+    case 'gateway':
+      return gatewayCommand(options);
+    case 'runner':
+      return runnerCommand(options);
     case 'validate':
       return validateCommand(options);
     case 'run':

@@ -18,7 +18,13 @@ export async function startCommand(options: CliOptions): Promise<number> {
   for (const w of warnings) log.warn({ file: w.file, line: w.line, path: w.path }, w.message);
   const port = parsePort(options.port ?? process.env['PORT']) ?? settings.gateway.port ?? 8080;
   const host = await Host.start({ settings, log, builtins: BUILTIN_HANDLERS, createState });
-  const gateway = await createGateway({ settings, service: host, log, ready: () => host.ready() });
+  const gateway = await createGateway({
+    settings,
+    service: host,
+    log,
+    ready: () => host.ready(),
+    status: host.statusReader(),
+  });
   const address = await gateway.listen(port, settings.gateway.host);
   log.info({ port: address.port, config: file, runners: [...host.runners.keys()] }, 'sagaway started');
 

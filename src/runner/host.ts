@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { RunnerSettings, Settings, StateSettings } from '../config/settings.js';
 import { SagawayError, toErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
@@ -5,8 +6,10 @@ import type { SagaRequest, SagaResult } from '../core/types.js';
 import { compileSaga } from '../saga/graph.js';
 import type { State } from '../states/state.js';
 import { LocalSystem } from '../systems/local.js';
+import type { NatsHub } from '../systems/nats/hub.js';
 import type { EventMessage, EventReply, SagaService } from '../systems/system.js';
 import type { HandlerFactory } from './handler-api.js';
+import { Journal, JournalReader } from './journal.js';
 import { HandlerRegistry, importHandlerModule, isModuleEntry } from './registry.js';
 import { Runner } from './runner.js';
 import { createSecretSource, type SecretSource } from './secrets.js';
@@ -23,7 +26,12 @@ export interface HostOptions {
   createState: (settings: StateSettings, log: Logger) => State;
   /** default: from settings.secrets */
   secrets?: SecretSource;
+  /** serve the hosted runners' gateway requests over NATS (the `runner` command); default false */
+  serveRequests?: boolean;
 }
+
+/** How often journaled runs whose process is gone are looked for. */
+const RESUME_INTERVAL_MS = Number(process.env['SAGAWAY_RESUME_MS'] ?? 5000);
 
 /**
  * The runners of one process, with the states, secrets and the `local` system they share.
@@ -32,10 +40,18 @@ export interface HostOptions {
 export class Host implements SagaService {
   readonly runners = new Map<string, Runner>();
   readonly local: LocalSystem;
+  /** the nats systems of this process, when the configuration has any */
+  hub: NatsHub | undefined;
+  /** id of this process (journal owner, NATS reply routes) */
+  readonly instance: string;
   private readonly states = new Map<string, State>();
+  private resumeTimer: NodeJS.Timeout | undefined;
+  private resuming = false;
+  private closed = false;
 
   private constructor(private readonly options: HostOptions) {
     this.local = new LocalSystem('local', options.log);
+    this.instance = randomBytes(9).toString('base64url').replace(/[-_]/g, 'x');
   }
 
   /** Build every runner, open every state, load every handler; throws on configuration errors. */
@@ -43,6 +59,12 @@ export class Host implements SagaService {
     const host = new Host(options);
     try {
       await host.openStates();
+      if (Object.values(options.settings.systems).some((sys) => sys.type === 'nats')) {
+        // Loaded only when a nats system is configured: the embedded default never touches nats.js.
+        const { NatsHub } = await import('../systems/nats/hub.js');
+        host.hub = new NatsHub(options.settings, options.log, host.instance);
+        host.hub.start();
+      }
       const secrets = options.secrets ?? createSecretSource(options.settings.secrets);
       const names = options.runners ?? Object.keys(options.settings.runners);
       for (const name of names) {
@@ -52,6 +74,8 @@ export class Host implements SagaService {
         host.runners.set(name, runner);
         host.local.register(runner);
       }
+      host.hub?.serve([...host.runners.values()], options.serveRequests ?? false);
+      host.startResumer();
     } catch (e) {
       await host.close();
       throw e;
@@ -64,9 +88,44 @@ export class Host implements SagaService {
     return this.local.run(runner, req);
   }
 
-  /** Readiness of every state (name -> reachable). */
+  /** The journals of the hosted runners, for the status endpoint. */
+  statusReader(): JournalReader {
+    const aliases = new Set(
+      [...this.runners.keys()].map((n) => this.options.settings.runners[n]?.journal).filter((a) => a !== undefined),
+    );
+    return new JournalReader([...aliases].map((a) => this.state(a)));
+  }
+
+  /**
+   * Look for journaled runs whose process is gone, now and then. With NATS, a process is gone
+   * when its advertisements stopped; the first look waits for one advertisement round so that
+   * live processes are known. Without NATS, this process owns the journal alone: whatever is
+   * RUNNING at start was left by a previous life.
+   */
+  private startResumer(): void {
+    if (![...this.runners.values()].some((r) => r.journaled)) return;
+    const hub = this.hub;
+    const isLive = (instance: string) => (hub ? hub.isLive(instance) : instance === this.instance);
+    const scan = async () => {
+      if (this.resuming || this.closed || (hub && !hub.connected)) return;
+      this.resuming = true;
+      try {
+        await Promise.all([...this.runners.values()].map((r) => r.resumeOrphans(isLive)));
+      } catch (err) {
+        this.options.log.warn({ err: toErrorInfo(err) }, 'journal scan failed; will retry');
+      } finally {
+        this.resuming = false;
+      }
+    };
+    const first = hub ? hub.advertiseIntervalMs + 500 : 0;
+    setTimeout(() => void scan(), first).unref();
+    this.resumeTimer = setInterval(() => void scan(), RESUME_INTERVAL_MS);
+    this.resumeTimer.unref();
+  }
+
+  /** Readiness of every state and system (name -> reachable). */
   async ready(): Promise<Record<string, boolean>> {
-    const out: Record<string, boolean> = {};
+    const out: Record<string, boolean> = { ...this.hub?.ready() };
     await Promise.all(
       [...this.states].map(async ([alias, state]) => {
         try {
@@ -81,6 +140,9 @@ export class Host implements SagaService {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.resumeTimer);
+    await this.hub?.close();
     await this.local.close();
     await Promise.all([...this.states.values()].map((s) => s.close().catch(() => undefined)));
     this.states.clear();
@@ -120,6 +182,17 @@ export class Host implements SagaService {
         log,
         state: this.state,
         route: (event, signal) => this.route(event, signal),
+        ...(settings.journal !== undefined
+          ? {
+              journal: new Journal(
+                this.state(settings.journal),
+                settings.name,
+                settings.deployment,
+                this.instance,
+                log,
+              ),
+            }
+          : {}),
       },
       sagas,
     );
@@ -142,6 +215,8 @@ export class Host implements SagaService {
     const systemName = event.meta.system ?? settings.defaultSystem ?? 'local';
     const system = settings.systems[systemName];
     if (system?.type === 'local') return this.local.dispatch(event, { signal });
+    const nats = system?.type === 'nats' ? this.hub?.systems.get(systemName) : undefined;
+    if (nats) return nats.dispatch(event, { signal });
     const error = toErrorInfo(
       new SagawayError('RUNNER_UNAVAILABLE', `system "${systemName}" is not connected in this process`),
     );

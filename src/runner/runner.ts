@@ -9,6 +9,7 @@ import type { CompiledSaga } from '../saga/graph.js';
 import type { State } from '../states/state.js';
 import type { EventMessage, EventReply } from '../systems/system.js';
 import { executeEvent, type ExecutorDeps } from './execute.js';
+import type { Journal, JournalData } from './journal.js';
 import type { ActionContext, HandlerEnv } from './handler-api.js';
 import type { HandlerRegistry } from './registry.js';
 import { RouteTable } from './routes.js';
@@ -24,6 +25,8 @@ export interface RunnerDeps {
   state(alias: string): State;
   /** deliver an event on a stream other than `local` (the host picks the system); never rejects */
   route(event: EventMessage, signal: AbortSignal): Promise<EventReply>;
+  /** the saga journal, when `runners.R.journal` names one */
+  journal?: Journal;
 }
 
 /**
@@ -57,6 +60,11 @@ export class Runner {
     this.dispatchBound = (event, signal) => this.dispatch(event, signal);
   }
 
+  /** Whether this runner journals its runs. */
+  get journaled(): boolean {
+    return this.deps.journal !== undefined;
+  }
+
   /** Whether one of this runner's sagas serves this path (for any method). */
   serves(path: string): boolean {
     return this.routes.match('GET', path).kind !== 'not-found';
@@ -80,7 +88,88 @@ export class Runner {
       request: { method: req.method, path: req.path, id: req.requestId, query: req.query },
       user: req.user,
     };
+    if (this.deps.journal) return this.startJournaled(this.deps.journal, saga, input, context, req.deadline);
     return this.start(saga, input, context, req.deadline, req.signal);
+  }
+
+  /**
+   * A journaled run is durable: it is not cancelled when the caller goes away (the outcome is
+   * read later at /api/status), and it is resumed by another process if this one dies.
+   */
+  private async startJournaled(
+    journal: Journal,
+    saga: CompiledSaga,
+    input: Record<string, unknown>,
+    context: RequestContext,
+    deadline: number | undefined,
+  ): Promise<SagaResult> {
+    const runId = randomUUID();
+    let id: string;
+    try {
+      id = await journal.begin(saga.id, runId, input, context);
+    } catch (err) {
+      const error = toErrorInfo(err);
+      return { outcome: 'FAIL', http: error.http ?? 503, error };
+    }
+    const own = Date.now() + saga.timeoutMs;
+    const result = await runSaga(this.engineDeps(), {
+      saga,
+      input,
+      context,
+      deadline: deadline === undefined ? own : Math.min(deadline, own),
+      runId,
+      journal: journal.stepper(id),
+    });
+    await journal.finish(id, result);
+    return result;
+  }
+
+  /**
+   * Take over the journaled runs whose process is gone and finish them, each from the step
+   * after its last completed event step (with a fresh saga timeout). Resolves when they ended.
+   */
+  async resumeOrphans(isLive: (instance: string) => boolean): Promise<number> {
+    const journal = this.deps.journal;
+    if (!journal) return 0;
+    const records = await journal.claimOrphans(isLive);
+    await Promise.all(
+      records.map(async (rec) => {
+        const d = rec.data as JournalData;
+        const saga = this.routes.byId(d.sagaId);
+        const context: RequestContext = {
+          request: d.context.request,
+          user: d.context.user,
+          ...(d.lastStatus ? { status: d.lastStatus } : {}),
+          ...(d.lastError ? { error: d.lastError } : {}),
+        };
+        let result: SagaResult;
+        if (!saga) {
+          result = reject('NOT_FOUND', `saga "${d.sagaId}" is not served by runner ${this.name} any more`);
+        } else {
+          this.deps.log.info({ saga: d.sagaId, runId: d.runId, step: d.next ?? 'start' }, 'resuming journaled saga');
+          result = await runSaga(this.engineDeps(), {
+            saga,
+            input: d.input,
+            context,
+            deadline: Date.now() + saga.timeoutMs,
+            runId: d.runId,
+            journal: journal.stepper(rec.id),
+            ...(d.next && d.payload ? { resume: { step: d.next, payload: d.payload } } : {}),
+          });
+        }
+        await journal.finish(rec.id, result);
+      }),
+    );
+    return records.length;
+  }
+
+  private engineDeps() {
+    return { dispatch: this.dispatchBound, log: this.deps.log, maxSteps: this.deps.runner.maxSteps };
+  }
+
+  /** What this runner offers, advertised to orchestrators: handler -> action -> versions, and structural aliases. */
+  describe(): { handlers: Record<string, Record<string, number[]>>; actions: string[] } {
+    return { handlers: this.deps.registry.describe(), actions: Object.keys(this.deps.runner.actions) };
   }
 
   /** Run a saga of this runner with a ready input and context (also used by saga.StartSaga). */

@@ -1,0 +1,64 @@
+import { SagawayError } from '../core/errors.js';
+import { createLogger } from '../core/logger.js';
+import { createGateway } from '../gateway/server.js';
+import { JournalReader } from '../runner/journal.js';
+import { createState } from '../states/index.js';
+import type { State } from '../states/state.js';
+import type { CliOptions } from './args.js';
+import { configPath, loadChecked } from './load.js';
+import { parsePort, untilStopped } from './port.js';
+
+/**
+ * `sagaway gateway --config FILE [--port N]` (DESIGN §9): the gateway alone. Saga requests go
+ * to the runners over NATS (the `defaultSystem` when it is a nats system, else the first nats
+ * system); `/api/status` reads the runners' journals directly.
+ */
+export async function gatewayCommand(options: CliOptions): Promise<number> {
+  const file = configPath(options.config, false);
+  if (!file) throw new SagawayError('CONFIG_INVALID', 'gateway needs --config FILE (or ./sagaway.yaml)');
+  const { settings, warnings } = await loadChecked(file);
+  const log = createLogger();
+  for (const w of warnings) log.warn({ file: w.file, line: w.line, path: w.path }, w.message);
+  const { NatsHub } = await import('../systems/nats/hub.js');
+  if (!NatsHub.needed(settings)) {
+    throw new SagawayError(
+      'CONFIG_INVALID',
+      'the gateway alone needs a nats system to reach its runners (or use `sagaway start`)',
+    );
+  }
+  const hub = new NatsHub(settings, log);
+  hub.start();
+
+  // The journals the runners write: the gateway reads them for /api/status.
+  const journals: State[] = [];
+  for (const alias of new Set(Object.values(settings.runners).map((r) => r.journal))) {
+    const st = alias === undefined ? undefined : settings.states[alias];
+    if (!st) continue;
+    const state = createState(st, log);
+    await state.init().catch(() => log.warn({ state: alias }, 'journal unavailable at start; will retry on use'));
+    journals.push(state);
+  }
+  const ready = async () => {
+    const out: Record<string, boolean> = hub.ready();
+    await Promise.all(
+      journals.map(async (j) => {
+        out[`state:${j.alias}`] = await j.ping().then(
+          () => true,
+          () => false,
+        );
+      }),
+    );
+    return out;
+  };
+  const port = parsePort(options.port ?? process.env['PORT']) ?? settings.gateway.port ?? 8080;
+  const gateway = await createGateway({ settings, service: hub, log, ready, status: new JournalReader(journals) });
+  const address = await gateway.listen(port, settings.gateway.host);
+  log.info({ port: address.port, config: file, instance: hub.instance }, 'sagaway gateway started');
+
+  await untilStopped((signal) => log.info({ signal }, 'stopping'));
+  await gateway.close();
+  await hub.close();
+  await Promise.all(journals.map((j) => j.close().catch(() => undefined)));
+  log.flush();
+  return 0;
+}

@@ -1,0 +1,28 @@
+import Fastify from 'fastify';
+import { registerOps } from '../gateway/health.js';
+import { GatewayMetrics } from '../gateway/metrics.js';
+
+/** A running operations server. */
+export interface OpsServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * `/healthz`, `/readyz` and `/metrics` for a process that has no gateway (`sagaway runner`,
+ * DESIGN §9), on `port` (0 = any free port).
+ */
+export async function startOpsServer(
+  port: number,
+  host: string,
+  ready: () => Promise<Record<string, boolean>>,
+): Promise<OpsServer> {
+  const app = Fastify({ logger: false });
+  registerOps(app, new GatewayMetrics({ defaultMetrics: true }), ready);
+  await app.listen({ port, host });
+  const address = app.server.address();
+  return {
+    port: typeof address === 'object' && address !== null ? address.port : port,
+    close: () => app.close(),
+  };
+}

@@ -1,0 +1,446 @@
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { NatsSystemSettings } from '../config/settings.js';
+import { SagawayError, toErrorInfo } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import type { SagaRequest, SagaResult } from '../core/types.js';
+import { ADVERTISE_INTERVAL_MS, Directory } from './nats/directory.js';
+import { Names } from './nats/names.js';
+import type { PendingEvent, PendingReplies } from './nats/pending.js';
+import { decode, encode, failResult, isReplyWire, WIRE_VERSION, type EventWire, type ReplyRoute } from './nats/wire.js';
+import type { EventMessage, EventReply, System } from './system.js';
+
+/** How long past a saga's deadline the gateway waits for a runner's answer (the runner answers TIMEOUT itself). */
+const RUN_GRACE_MS = 2000;
+/** Fallback when the server does not say (NATS' own default). */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
+/** Events and replies older than this are removed from JetStream even if nobody consumed them. */
+const EVENTS_MAX_AGE_MS = 60 * 60 * 1000;
+const RESPONSES_MAX_AGE_MS = 10 * 60 * 1000;
+/** How long a process waits after connecting for the runners' answers to its advertisement query. */
+const WARM_UP_MS = 300;
+
+/** Options of a NATS system. */
+export interface NatsSystemOptions {
+  settings: NatsSystemSettings;
+  log: Logger;
+  /** id of this process (reply routes, advertisements) */
+  instance: string;
+  /** events in flight of this process, shared by its nats systems */
+  pending: PendingReplies;
+  /** another nats system of this process by name (responseSystem) */
+  peer(name: string): NatsSystem | undefined;
+}
+
+/**
+ * The `nats` system (DESIGN §3): gateway -> runner saga requests over core NATS request/reply,
+ * and events over JetStream with replies on core NATS (or JetStream for a `responseStream`).
+ * Connecting never blocks startup and never crashes the process: while the broker is away,
+ * calls answer RUNNER_UNAVAILABLE (503) at once, and everything resumes when it returns.
+ * The nats.js client is imported lazily, so the embedded default never loads it.
+ */
+export class NatsSystem implements System {
+  readonly type = 'nats' as const;
+  readonly name: string;
+  readonly names: Names;
+  readonly directory = new Directory();
+  nc: NatsConnection | undefined;
+  js: JetStreamClient | undefined;
+  private jsm: JetStreamManager | undefined;
+  private connected = false;
+  private closed = false;
+  private warmAt = Number.POSITIVE_INFINITY;
+  private readonly onConnect: (() => Promise<void>)[] = [];
+  private readonly subs: Subscription[] = [];
+  private connecting: Promise<void> | undefined;
+  private readonly log: Logger;
+
+  constructor(private readonly options: NatsSystemOptions) {
+    this.name = options.settings.name;
+    this.names = new Names(options.settings.prefix);
+    this.log = options.log.child({ system: this.name });
+  }
+
+  get settings(): NatsSystemSettings {
+    return this.options.settings;
+  }
+
+  /** Whether the connection is up now. */
+  get isConnected(): boolean {
+    return this.connected;
+  }
+
+  /** Largest message the server accepts. */
+  get maxPayload(): number {
+    return this.nc?.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
+  }
+
+  /** Run `hook` after every (re)connection, and now if connected. */
+  whenConnected(hook: () => Promise<void>): void {
+    this.onConnect.push(hook);
+    if (this.connected) this.runHook(hook);
+  }
+
+  /** Start connecting in the background; resolves once the first connection is up (or never). */
+  start(): Promise<void> {
+    this.connecting ??= this.connectLoop();
+    return this.connecting;
+  }
+
+  private async connectLoop(): Promise<void> {
+    const { connect } = await import('@nats-io/transport-node');
+    const { jetstream, jetstreamManager } = await import('@nats-io/jetstream');
+    const s = this.options.settings;
+    const nc = await connect({
+      servers: [...s.servers],
+      name: `sagaway-${this.options.instance}`,
+      ...(s.user !== undefined ? { user: s.user } : {}),
+      ...(s.pass !== undefined ? { pass: s.pass } : {}),
+      ...(s.token !== undefined ? { token: s.token } : {}),
+      waitOnFirstConnect: true,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+      reconnectJitter: 100,
+      pingInterval: 10_000,
+    });
+    if (this.closed) {
+      await nc.close();
+      return;
+    }
+    this.nc = nc;
+    this.js = jetstream(nc);
+    this.jsm = await jetstreamManager(nc, { checkAPI: false });
+    this.watchStatus(nc);
+    this.subscribeCommon(nc);
+    await this.connectedNow();
+  }
+
+  private watchStatus(nc: NatsConnection): void {
+    void (async () => {
+      for await (const status of nc.status()) {
+        if (status.type === 'disconnect') {
+          this.connected = false;
+          this.log.warn('NATS connection lost; answering 503 until it returns');
+        } else if (status.type === 'reconnect') {
+          this.log.info('NATS connection back');
+          await this.connectedNow();
+          this.republishPending();
+        }
+      }
+    })().catch((err: unknown) => this.log.error({ err }, 'NATS status watcher stopped'));
+  }
+
+  private async connectedNow(): Promise<void> {
+    try {
+      await this.ensureStreams();
+    } catch (err) {
+      this.log.error({ err: errText(err) }, 'cannot set up JetStream streams; will retry on the next reconnect');
+    }
+    this.connected = true;
+    this.warmAt = Math.min(this.warmAt, Date.now() + WARM_UP_MS);
+    this.nc?.publish(this.names.advQuery);
+    for (const hook of this.onConnect) this.runHook(hook);
+  }
+
+  private runHook(hook: () => Promise<void>): void {
+    hook().catch((err: unknown) => this.log.error({ err: errText(err) }, 'NATS setup step failed'));
+  }
+
+  /** The events and responses streams; created or updated to the wanted config. */
+  private async ensureStreams(): Promise<void> {
+    const jsm = this.jsm!;
+    const { RetentionPolicy, StorageType, DiscardPolicy } = await import('@nats-io/jetstream');
+    const { nanos } = await import('@nats-io/transport-node');
+    const configs = [
+      {
+        name: this.names.eventsStream,
+        subjects: [this.names.allEvents],
+        retention: RetentionPolicy.Workqueue,
+        storage: StorageType.File,
+        discard: DiscardPolicy.Old,
+        max_age: nanos(EVENTS_MAX_AGE_MS),
+        duplicate_window: nanos(120_000),
+      },
+      {
+        name: this.names.responsesStream,
+        subjects: [this.names.allResponses],
+        retention: RetentionPolicy.Limits,
+        storage: StorageType.File,
+        discard: DiscardPolicy.Old,
+        max_age: nanos(RESPONSES_MAX_AGE_MS),
+        duplicate_window: nanos(60_000),
+      },
+    ];
+    for (const cfg of configs) {
+      try {
+        await jsm.streams.add(cfg);
+      } catch {
+        // Exists with another config (an older version, or a concurrent start): update it.
+        await jsm.streams.update(cfg.name, cfg);
+      }
+    }
+  }
+
+  /** Replies to this process (both routes), advertisements, and max-delivery advisories. */
+  private subscribeCommon(nc: NatsConnection): void {
+    const onReply = (data: Uint8Array): void => {
+      const m = decode(data);
+      if (!m || !isReplyWire(m)) {
+        this.log.warn('malformed reply dropped');
+        return;
+      }
+      this.options.pending.reply(m.eventId, m.reply, m.runner);
+    };
+    const sub = (subject: string, cb: (data: Uint8Array) => void): void => {
+      this.subs.push(nc.subscribe(subject, { callback: (err, msg) => (err ? undefined : cb(msg.data)) }));
+    };
+    sub(this.names.reply(this.options.instance), onReply);
+    sub(this.names.responsesFor(this.options.instance), onReply);
+    sub(this.names.adv, (data) => {
+      try {
+        this.directory.accept(JSON.parse(Buffer.from(data).toString('utf8')));
+      } catch {
+        /* not an advertisement */
+      }
+    });
+    sub(`$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${this.names.eventsStream}.*`, (data) => {
+      try {
+        const adv = JSON.parse(Buffer.from(data).toString('utf8')) as { stream_seq?: unknown };
+        if (typeof adv.stream_seq === 'number') this.options.pending.exhausted(this.name, adv.stream_seq);
+      } catch {
+        /* ignore */
+      }
+    });
+  }
+
+  /** Gateway -> runner: run a saga on any live replica of `runner`. Never rejects. */
+  async run(runner: string, req: SagaRequest): Promise<SagaResult> {
+    const nc = this.nc;
+    if (!nc || !this.connected) return unavailable(`the broker of system "${this.name}" is not reachable`);
+    const deadline = req.deadline ?? Date.now() + 30_000;
+    let data: Uint8Array;
+    try {
+      const { signal: _signal, ...rest } = req;
+      data = encode({ ...rest, deadline, v: WIRE_VERSION }, this.maxPayload, 'request');
+    } catch (err) {
+      return failResult(toErrorInfo(err));
+    }
+    try {
+      const msg = await nc.request(this.names.run(runner), data, {
+        timeout: Math.max(1, deadline - Date.now() + RUN_GRACE_MS),
+      });
+      const result = decode(msg.data);
+      if (!result || typeof result['outcome'] !== 'string' || typeof result['http'] !== 'number') {
+        return failResult({ code: 'INTERNAL', message: 'the runner sent an unreadable answer', http: 502 });
+      }
+      const { v: _v, ...rest } = result;
+      return rest as unknown as SagaResult;
+    } catch (err) {
+      const e = err as { name?: string; isNoResponders?: () => boolean; code?: string };
+      if (e.isNoResponders?.() || e.name === 'NoRespondersError' || e.code === '503') {
+        return unavailable(`runner "${runner}" is not running`);
+      }
+      if (e.name === 'TimeoutError' || /timeout/i.test(errText(err))) {
+        return {
+          outcome: 'TIMEOUT',
+          http: 504,
+          error: {
+            code: 'SAGA_TIMEOUT',
+            message: 'no answer from the runner in time; the outcome can be read at /api/status/<requestId>',
+            http: 504,
+          },
+        };
+      }
+      return unavailable(`runner "${runner}" could not be reached`);
+    }
+  }
+
+  /**
+   * Orchestrator -> executing runners (DESIGN §6.1): publish the event to every live
+   * (runner, deployment) consuming its stream (or those of `deployments`), and resolve with the
+   * first reply. Never rejects; resolves at once when the signal aborts.
+   */
+  async dispatch(event: EventMessage, options: { signal: AbortSignal }): Promise<EventReply> {
+    const js = this.js;
+    if (!js || !this.connected)
+      return failReply('RUNNER_UNAVAILABLE', `the broker of system "${this.name}" is not reachable`);
+    if (Date.now() < this.warmAt) await sleep(this.warmAt - Date.now());
+    const found = this.directory.targets(this.name, event.stream, event.meta);
+    if ('error' in found) return { status: 'FAIL', error: found.error, inputElement: null, outputElement: null };
+    const route = this.replyRoute(event);
+    if ('error' in route) return { status: 'FAIL', error: route.error, inputElement: null, outputElement: null };
+
+    let resolve!: (r: EventReply) => void;
+    const done = new Promise<EventReply>((r) => (resolve = r));
+    const pending: PendingEvent = {
+      eventId: event.id,
+      stream: event.stream,
+      stepId: event.stepId,
+      system: this.name,
+      targets: found.targets,
+      messages: new Map(),
+      exhausted: new Set(),
+      rounds: 0,
+      seqKeys: [],
+      resolve,
+    };
+    try {
+      for (const t of found.targets) {
+        const wire: EventWire = {
+          ...event,
+          v: WIRE_VERSION,
+          reply: route.route,
+          runner: t.runner,
+          deployment: t.deployment,
+        };
+        pending.messages.set(targetKey(t.runner, t.deployment), encode(wire, this.maxPayload, 'event'));
+      }
+    } catch (err) {
+      return { status: 'FAIL', error: toErrorInfo(err), inputElement: null, outputElement: null };
+    }
+    this.options.pending.add(pending);
+    const onAbort = (): void => {
+      this.options.pending.cancel(event.id);
+      resolve({
+        status: 'TIMEOUT',
+        error: { code: 'EVENT_TIMEOUT', message: 'the event was cancelled', http: 504 },
+        inputElement: null,
+        outputElement: null,
+      });
+    };
+    options.signal.addEventListener('abort', onAbort, { once: true });
+    if (options.signal.aborted) onAbort();
+    try {
+      const sent = await this.publishAll(pending);
+      if (sent === 0) {
+        this.options.pending.cancel(event.id);
+        return failReply('RUNNER_UNAVAILABLE', `the event could not be stored on system "${this.name}"`);
+      }
+      if (found.targets.length > 1) {
+        this.log.warn(
+          {
+            stream: event.stream,
+            step: event.stepId,
+            deployments: found.targets.map((t) => `${t.runner}/${t.deployment}`),
+          },
+          'event sent to several deployments (no deployments list); the first reply will be kept',
+        );
+      }
+      return await done;
+    } finally {
+      options.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Publish every copy of an event (again after a reconnect, with fresh message ids). */
+  private async publishAll(p: PendingEvent): Promise<number> {
+    let sent = 0;
+    await Promise.all(
+      p.targets.map(async (t) => {
+        const key = targetKey(t.runner, t.deployment);
+        try {
+          const ack = await this.js!.publish(this.names.event(p.stream, t.runner, t.deployment), p.messages.get(key)!, {
+            msgID: `${p.eventId}:${key}:${p.rounds}`,
+            timeout: 5000,
+          });
+          this.options.pending.published(this.name, ack.seq, p.eventId, key);
+          sent++;
+        } catch (err) {
+          this.log.warn({ err: errText(err), stream: p.stream, step: p.stepId }, 'event not stored');
+        }
+      }),
+    );
+    return sent;
+  }
+
+  /**
+   * After a reconnect, replies sent while the connection was down are lost (core NATS): publish
+   * the events still awaited once more. At-least-once: a runner may run one twice, with the
+   * same idempotency key, and the second reply is dropped as a duplicate.
+   */
+  private republishPending(): void {
+    for (const p of this.options.pending.byId.values()) {
+      if (p.system !== this.name) continue;
+      p.rounds++;
+      void this.publishAll(p);
+    }
+  }
+
+  private replyRoute(event: EventMessage): { route: ReplyRoute } | { error: ReturnType<typeof toErrorInfo> } {
+    const systemName = event.meta.responseSystem ?? this.name;
+    const system = systemName === this.name ? this : this.options.peer(systemName);
+    if (!system) {
+      return {
+        error: toErrorInfo(
+          new SagawayError('RUNNER_UNAVAILABLE', `responseSystem "${systemName}" is not a connected nats system`),
+        ),
+      };
+    }
+    const instance = this.options.instance;
+    const stream = event.meta.responseStream;
+    return {
+      route:
+        stream === undefined
+          ? { system: systemName, subject: system.names.reply(instance), durable: false }
+          : { system: systemName, subject: system.names.response(stream, instance), durable: true },
+    };
+  }
+
+  /** Send a reply on its route (executing side); throws when it cannot be stored. */
+  async sendReply(route: ReplyRoute, message: Uint8Array): Promise<void> {
+    if (route.durable) {
+      await this.js!.publish(route.subject, message, { timeout: 5000 });
+    } else {
+      this.nc!.publish(route.subject, message);
+    }
+  }
+
+  /** The runners' advertisement interval, for callers that wait for a full round. */
+  get advertiseIntervalMs(): number {
+    return ADVERTISE_INTERVAL_MS;
+  }
+
+  /** The JetStream manager (consumers are created by the serving side). */
+  get manager(): JetStreamManager | undefined {
+    return this.jsm;
+  }
+
+  async ready(): Promise<boolean> {
+    return this.connected;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.connected = false;
+    for (const s of this.subs) s.unsubscribe();
+    const nc = this.nc;
+    this.nc = undefined;
+    if (nc) await nc.drain().catch(() => nc.close());
+  }
+}
+
+/** Key of a (runner, deployment) target. */
+export function targetKey(runner: string, deployment: string): string {
+  return `${runner}/${deployment}`;
+}
+
+function unavailable(message: string): SagaResult {
+  return failResult(toErrorInfo(new SagawayError('RUNNER_UNAVAILABLE', message)));
+}
+
+function failReply(code: 'RUNNER_UNAVAILABLE', message: string): EventReply {
+  return {
+    status: 'FAIL',
+    error: toErrorInfo(new SagawayError(code, message)),
+    inputElement: null,
+    outputElement: null,
+  };
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, Math.max(0, ms)));
+}

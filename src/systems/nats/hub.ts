@@ -1,0 +1,124 @@
+import { randomBytes } from 'node:crypto';
+import type { NatsSystemSettings, Settings } from '../../config/settings.js';
+import { SagawayError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import type { SagaRequest, SagaResult } from '../../core/types.js';
+import { NatsSystem } from '../nats.js';
+import type { SagaService } from '../system.js';
+import { ADVERTISE_INTERVAL_MS } from './directory.js';
+import { PendingReplies } from './pending.js';
+import { NatsServer, type NatsEndpoint } from './serve.js';
+
+/** A new id for this process: reply routes and advertisements carry it. */
+export function newInstanceId(): string {
+  return randomBytes(9).toString('base64url').replace(/[-_]/g, 'x');
+}
+
+/**
+ * Every nats system of one process, with what they share: the process's instance id and the
+ * events in flight (a reply may come back on another system: `responseSystem`).
+ */
+export class NatsHub implements SagaService {
+  readonly systems = new Map<string, NatsSystem>();
+  readonly pending: PendingReplies;
+  private readonly servers: NatsServer[] = [];
+
+  constructor(
+    private readonly settings: Settings,
+    private readonly log: Logger,
+    readonly instance: string = newInstanceId(),
+  ) {
+    this.pending = new PendingReplies(log);
+    for (const sys of Object.values(settings.systems)) {
+      if (sys.type !== 'nats') continue;
+      this.systems.set(
+        sys.name,
+        new NatsSystem({
+          settings: sys as NatsSystemSettings,
+          log,
+          instance: this.instance,
+          pending: this.pending,
+          peer: (name) => this.systems.get(name),
+        }),
+      );
+    }
+  }
+
+  /** Whether the configuration has any nats system. */
+  static needed(settings: Settings): boolean {
+    return Object.values(settings.systems).some((s) => s.type === 'nats');
+  }
+
+  /** Start connecting every system in the background (never blocks, never throws). */
+  start(): void {
+    for (const s of this.systems.values()) {
+      s.start().catch((err: unknown) =>
+        this.log.error({ err: (err as Error).message, system: s.name }, 'NATS connect failed'),
+      );
+    }
+  }
+
+  /**
+   * The system that carries gateway -> runner requests: `defaultSystem` when it is a nats
+   * system, else the first nats system of the file.
+   */
+  gatewaySystem(): NatsSystem | undefined {
+    const d = this.settings.defaultSystem;
+    if (d !== undefined && this.systems.has(d)) return this.systems.get(d);
+    return this.systems.values().next().value;
+  }
+
+  /** Gateway -> runner through the gateway system. */
+  run(runner: string, req: SagaRequest): Promise<SagaResult> {
+    const sys = this.gatewaySystem();
+    if (!sys) throw new SagawayError('CONFIG_INVALID', 'no nats system in the configuration');
+    return sys.run(runner, req);
+  }
+
+  /** Serve the runners of this process: gateway requests, their streams, advertisements. */
+  serve(endpoints: readonly NatsEndpoint[], serveRequests: boolean): void {
+    const gateway = this.gatewaySystem();
+    for (const system of this.systems.values()) {
+      const server = new NatsServer(
+        system,
+        endpoints,
+        serveRequests && system === gateway,
+        (n) => this.systems.get(n),
+        this.log,
+        this.instance,
+      );
+      server.start();
+      this.servers.push(server);
+    }
+  }
+
+  /** Whether a process instance is alive, per any system's advertisements. */
+  isLive(instance: string): boolean {
+    if (instance === this.instance) return true;
+    for (const s of this.systems.values()) if (s.directory.isLive(instance)) return true;
+    return false;
+  }
+
+  /** Readiness: system name -> connected. */
+  ready(): Record<string, boolean> {
+    const out: Record<string, boolean> = {};
+    for (const [name, s] of this.systems) out[`system:${name}`] = s.isConnected;
+    return out;
+  }
+
+  /** Interval of runner advertisements. */
+  get advertiseIntervalMs(): number {
+    return ADVERTISE_INTERVAL_MS;
+  }
+
+  /** Whether every system is connected. */
+  get connected(): boolean {
+    return [...this.systems.values()].every((s) => s.isConnected);
+  }
+
+  /** Stop serving (running events finish first), then close the connections. */
+  async close(): Promise<void> {
+    await Promise.all(this.servers.map((s) => s.stop()));
+    await Promise.all([...this.systems.values()].map((s) => s.close()));
+  }
+}

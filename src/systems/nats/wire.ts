@@ -1,0 +1,104 @@
+import { SagawayError, type ErrorInfo } from '../../core/errors.js';
+import { isObject } from '../../core/path.js';
+import type { SagaRequest, SagaResult } from '../../core/types.js';
+import type { EventMessage, EventReply } from '../system.js';
+
+/**
+ * What crosses NATS, as JSON. Every message carries `v` (format version) so that a future
+ * format can be told apart; a message that is not JSON, has another `v` or lacks its fields is
+ * dropped by the receiver (and logged), never trusted.
+ */
+
+/** Format version of every message. */
+export const WIRE_VERSION = 1;
+
+/** Where the executing runner sends its reply. */
+export interface ReplyRoute {
+  /** the nats system (by name) that carries the reply */
+  system: string;
+  subject: string;
+  /** true: publish through JetStream (a `responseStream`); false: core NATS */
+  durable: boolean;
+}
+
+/** An event on the wire: the event plus its reply route and target. */
+export interface EventWire extends EventMessage {
+  v: number;
+  reply: ReplyRoute;
+  runner: string;
+  deployment: string;
+}
+
+/** A reply on the wire. */
+export interface ReplyWire {
+  v: number;
+  eventId: string;
+  runner: string;
+  reply: EventReply;
+}
+
+/** A saga request on the wire (the signal stays behind). */
+export type RunWire = Omit<SagaRequest, 'signal'> & { v: number };
+
+/** A saga result on the wire. */
+export type RunResultWire = SagaResult & { v: number };
+
+/** Encode; PAYLOAD_TOO_LARGE (413) when the message would exceed the server's max payload. */
+export function encode(message: object, maxBytes: number, what: string): Uint8Array {
+  const bytes = Buffer.from(JSON.stringify(message), 'utf8');
+  if (bytes.length > maxBytes) {
+    throw new SagawayError('PAYLOAD_TOO_LARGE', `the ${what} is ${bytes.length} bytes; NATS accepts ${maxBytes}`, {
+      http: 413,
+    });
+  }
+  return bytes;
+}
+
+/** Decode a message of the current version, or undefined when it is not one. */
+export function decode(data: Uint8Array): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'));
+    return isObject(value) && value['v'] === WIRE_VERSION ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const str = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 1024;
+
+/** Whether a decoded message is an event. */
+export function isEventWire(m: Record<string, unknown>): m is Record<string, unknown> & EventWire {
+  return (
+    str(m['id']) &&
+    str(m['runId']) &&
+    str(m['stepId']) &&
+    str(m['idempotencyKey']) &&
+    str(m['stream']) &&
+    str(m['runner']) &&
+    str(m['deployment']) &&
+    typeof m['deadline'] === 'number' &&
+    isObject(m['meta']) &&
+    isObject(m['payload']) &&
+    isObject(m['context']) &&
+    isObject(m['reply']) &&
+    str(m['reply']['system']) &&
+    str(m['reply']['subject'])
+  );
+}
+
+/** Whether a decoded message is a reply. */
+export function isReplyWire(m: Record<string, unknown>): m is Record<string, unknown> & ReplyWire {
+  if (!str(m['eventId']) || !isObject(m['reply'])) return false;
+  const status = m['reply']['status'];
+  return status === 'SUCCESS' || status === 'FAIL' || status === 'ACK' || status === 'TIMEOUT';
+}
+
+/** Whether a decoded message is a saga request. */
+export function isRunWire(m: Record<string, unknown>): m is Record<string, unknown> & RunWire {
+  return str(m['method']) && typeof m['path'] === 'string' && isObject(m['input']) && str(m['requestId']);
+}
+
+/** A failed result for a coded error. */
+export function failResult(error: ErrorInfo): SagaResult {
+  return { outcome: 'FAIL', http: error.http ?? 500, error };
+}
