@@ -16,6 +16,13 @@ import { StreamLoop, type StreamShared } from './stream-loop.js';
 /** Seconds a refused client is told to wait. */
 export const RETRY_AFTER_SECONDS = 5;
 
+/** Headers of every stream response (DESIGN §7). */
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+};
+
 /** Query keys that belong to the gateway, not to the saga's INPUT. */
 const GATEWAY_KEYS = ['lastEventId', 'access_token'];
 
@@ -50,6 +57,8 @@ export function streamHandler(ctx: GatewayContext) {
 
   return async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const admitted = request.sagaway!;
+    // HEAD cannot carry events: answer the headers a stream would have, run nothing.
+    if (request.method === 'HEAD') return reply.code(200).headers(SSE_HEADERS).send();
     const path = admitted.sagaPath.path;
     const rawQuery = request.query as Record<string, unknown>;
     const caller = callerOf(admitted.principal);
@@ -96,13 +105,7 @@ export function streamHandler(ctx: GatewayContext) {
 
     reply.hijack();
     const res = reply.raw;
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      'x-accel-buffering': 'no',
-      'x-content-type-options': 'nosniff',
-      'x-request-id': request.id,
-    });
+    res.writeHead(200, { ...SSE_HEADERS, 'x-content-type-options': 'nosniff', 'x-request-id': request.id });
     res.flushHeaders();
     const loop = new StreamLoop(
       shared,

@@ -343,3 +343,15 @@ test('POST streams use the body as INPUT; the gateway keys are kept out of INPUT
   assert.deepEqual(seen[0]!.query, { q: '1' });
   await close();
 });
+
+test('HEAD on the stream form answers the stream headers and runs nothing', async () => {
+  const svc = feedService(3, 3);
+  const { base, close, gw } = await startGateway(svc);
+  const res = await fetch(base + '/api/stream/feed', { method: 'HEAD' });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+  assert.equal(await res.text(), '');
+  assert.equal(svc.calls.length, 0);
+  assert.equal(gw.stats().streams, 0);
+  await close();
+});
