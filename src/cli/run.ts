@@ -40,7 +40,7 @@ export async function runCommand(options: CliOptions, positionals: string[]): Pr
   const log = createLogger({ fd: 2 });
   const host = await Host.start({ settings, log, builtins: BUILTIN_HANDLERS, createState });
   try {
-    const path = decodeURI(url.pathname);
+    const path = decodePath(url.pathname);
     const runner = pickRunner(host, settings.gateway.apis, path);
     if (!runner) throw new SagawayError('NOT_FOUND', `no runner serves ${path}`);
     const result = await host.run(runner, {
@@ -63,6 +63,22 @@ export async function runCommand(options: CliOptions, positionals: string[]): Pr
     await host.close();
     log.flush();
   }
+}
+
+/** Decode each segment once, as the gateway does; an encoded `/` inside a segment is refused. */
+function decodePath(raw: string): string {
+  const segments = raw.split('/').filter((s) => s !== '');
+  const decoded = segments.map((s) => {
+    let d: string;
+    try {
+      d = decodeURIComponent(s);
+    } catch {
+      throw new SagawayError('NOT_FOUND', `malformed path ${raw}`);
+    }
+    if (d.includes('/')) throw new SagawayError('NOT_FOUND', `malformed path ${raw}`);
+    return d;
+  });
+  return `/${decoded.join('/')}`;
 }
 
 function publicError(e: { code: string; message: string; http?: number }) {

@@ -15,7 +15,7 @@ export interface Principal {
 /** The request part of the `@` context. */
 export interface RequestInfo {
   method: string;
-  /** the saga path requested, without /api/request or /api/stream and without a format extension */
+  /** the saga path requested, segments already percent-decoded, without /api/request or /api/stream and without a format extension */
   path: string;
   id: string;
   query: Record<string, unknown>;

@@ -66,13 +66,8 @@ function matchSegments(route: Route, parts: string[]): Record<string, string> | 
     if (seg.literal !== undefined) {
       if (seg.literal !== part) return undefined;
     } else if (seg.param !== undefined && !isForbiddenKey(seg.param)) {
-      let value: string;
-      try {
-        value = decodeURIComponent(part);
-      } catch {
-        return undefined;
-      }
-      params[seg.param] = value;
+      // Request paths arrive decoded (the gateway decodes each segment once): never again here.
+      params[seg.param] = part;
     }
   }
   return params;

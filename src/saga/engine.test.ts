@@ -437,8 +437,8 @@ describe('links, conditions, transforms, ACK (DESIGN §4.2, §6.5)', () => {
     assert.ok((r.response as any).task.ticket);
   });
   test('path parameters join the input; literal segments beat parameters', async () => {
-    const r = await h.run('/items/42/parts/x%2Fy', { input: { q: '1' } });
-    assert.deepEqual(r.response, { q: '1', id: '42', part: 'x/y' });
+    const r = await h.run('/items/42/parts/50%', { input: { q: '1' } });
+    assert.deepEqual(r.response, { q: '1', id: '42', part: '50%' }, 'the path arrives decoded and is not decoded again');
     assert.equal((await h.run('/items/new/parts/p')).http, 202);
     assert.equal((await h.run('/nothing/here')).error?.code, 'NOT_FOUND');
   });
