@@ -2,9 +2,11 @@
 // A tiny exchange-rate service for the rest example: the "other HTTP service" a saga calls.
 //   node examples/rest/upstream.mjs [--port 8090]      (PORT also works; 0 = any free port)
 // Listens on 127.0.0.1 only. Every request needs `Authorization: Bearer <UPSTREAM_TOKEN>`
-// (default token: demo-token). Prints one line `listening http://127.0.0.1:<port>` when ready.
+// (default token: demo-token). Prints one line `listening http://127.0.0.1:<port>` when ready,
+// then one access line per request (`GET /v1/rates/USD 200`; never a header value).
 //   GET  /v1/rates/:currency           -> { base: "EUR", currency, rate } | 404
 //   POST /v1/convert { from, to, amount } -> { from, to, amount, result } | 400 | 404
+import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 
@@ -44,6 +46,7 @@ function readJson(req, done) {
 }
 
 const server = createServer((req, res) => {
+  res.on('finish', () => console.log(`${req.method} ${req.url} ${res.statusCode}`));
   if (req.headers.authorization !== `Bearer ${token}`) return send(res, 401, { error: 'unauthorized' });
   const url = new URL(req.url ?? '/', 'http://upstream');
   const rate = /^\/v1\/rates\/([A-Za-z]{3})$/.exec(url.pathname);
