@@ -1,0 +1,114 @@
+// Processes of the suite: each service under test and each load generator runs in its own
+// process. Servers are started, probed until they answer, measured (RSS from /proc) and stopped
+// by their own pid only.
+/* global fetch, AbortSignal, clearTimeout */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+/** A free loopback TCP port (bound and released at once). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resident set size of a process in bytes (Linux /proc), or NaN. */
+export function rssOf(pid) {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Resolves after `ms`. */
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Spawns a service and waits until `probe` (a URL, or an async function) answers 2xx/3xx.
+ * Output goes to a ring buffer shown only if the service fails to start or dies early.
+ */
+export async function startService(name, command, args, { env = {}, probe, cwd, timeoutMs = 30_000, nofile } = {}) {
+  const full = nofile ? ['-c', `ulimit -n ${nofile} && exec "$0" "$@"`, command, ...args] : args;
+  const child = spawn(nofile ? 'bash' : command, full, {
+    cwd,
+    env: { ...process.env, LOG_LEVEL: 'silent', NODE_ENV: 'production', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const keep = (d) => {
+    out = (out + d).slice(-4000);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  let exited = null;
+  child.once('exit', (code, signal) => (exited = { code, signal }));
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (exited) throw new Error(`${name} exited (${JSON.stringify(exited)}) before it was ready:\n${out}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${name} not ready after ${timeoutMs} ms:\n${out}`);
+    }
+    try {
+      const ok =
+        typeof probe === 'function'
+          ? await probe()
+          : (await fetch(probe, { signal: AbortSignal.timeout(2000) })).status < 400;
+      if (ok) break;
+    } catch {
+      // not listening yet
+    }
+    await sleep(150);
+  }
+  return {
+    name,
+    pid: child.pid,
+    child,
+    output: () => out,
+    rss: () => rssOf(child.pid),
+    async stop() {
+      if (exited) return;
+      const gone = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await gone;
+      clearTimeout(t);
+    },
+  };
+}
+
+/** Runs a node script to completion in its own process and parses the last stdout line as JSON. */
+export function runNodeJson(script, args, { env = {}, nofile, timeoutMs = 120_000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const argv = [script, ...args];
+    const child = nofile
+      ? spawn('bash', ['-c', `ulimit -n ${nofile} && exec "$0" "$@"`, process.execPath, ...argv], {
+          env: { ...process.env, ...env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
+      : spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err = (err + d).slice(-4000)));
+    const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(t);
+      const last = out.trim().split('\n').pop() ?? '';
+      try {
+        if (code !== 0) throw new Error(`exit ${code}`);
+        resolve(JSON.parse(last));
+      } catch (e) {
+        reject(new Error(`${script} ${args.join(' ')} failed (${e.message}):\n${err}\n${out.slice(-2000)}`));
+      }
+    });
+  });
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+// The benchmark suite: `npm run bench` (builds, then runs this file).
+//   node bench/run.mjs [--only oneshot,flow,sse,remote] [--seconds 5] [--rounds 3]
+//                      [--connections 50] [--no-write]
+// Every server under test and every load generator runs in its own process, on loopback only.
+// Prints one table and writes it, with the date, the machine and this command, to the suite
+// section of BENCHMARKS.md. Peers are installed on first use into bench/peers/node_modules
+// (their own package.json; never the root's).
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ROOT } from './lib/servers.mjs';
+import { renderMarkdown, renderText } from './lib/table.mjs';
+
+const WORKLOADS = ['oneshot', 'flow', 'sse', 'remote'];
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string', default: WORKLOADS.join(',') },
+    seconds: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '50' },
+    'no-write': { type: 'boolean', default: false },
+  },
+});
+const only = values.only.split(',').map((s) => s.trim());
+for (const w of only) if (!WORKLOADS.includes(w)) throw new Error(`unknown workload "${w}" (${WORKLOADS.join(', ')})`);
+const opts = {
+  seconds: Number(values.seconds),
+  rounds: Number(values.rounds),
+  connections: Number(values.connections),
+  log: (line) => process.stderr.write(`${line}\n`),
+};
+
+if (!existsSync(join(ROOT, 'dist', 'src', 'cli', 'main.js'))) throw new Error('build first: npm run build');
+const peers = join(ROOT, 'bench', 'peers');
+if (!existsSync(join(peers, 'node_modules'))) {
+  opts.log('installing the peers into bench/peers/node_modules (once)...');
+  execFileSync('npm', ['ci', '--prefix', peers, '--no-audit', '--no-fund'], { stdio: 'inherit' });
+}
+
+const started = Date.now();
+const load = loadavg()[0];
+const rows = [];
+const notes = [];
+const modules = {
+  oneshot: () => import('./oneshot/run.mjs').then((m) => m.oneshot(opts)),
+  flow: () => import('./flow/run.mjs').then((m) => m.flow(opts)),
+  sse: () => import('./sse/run.mjs').then((m) => m.sse(opts)),
+  remote: () => import('./remote/run.mjs').then((m) => m.remote(opts)),
+};
+for (const w of WORKLOADS) {
+  if (!only.includes(w)) continue;
+  opts.log(`== ${w}`);
+  const t0 = Date.now();
+  try {
+    const out = await modules[w]();
+    // A workload returns its rows, or { rows, notes } when it has something to say.
+    rows.push(...(Array.isArray(out) ? out : out.rows));
+    notes.push(...(Array.isArray(out) ? [] : (out.notes ?? [])));
+  } catch (err) {
+    opts.log(`${w} failed: ${err.stack ?? err}`);
+    notes.push(`${w}: not measured in this run (${String(err.message ?? err).split('\n')[0]})`);
+  }
+  opts.log(`   ${w} took ${Math.round((Date.now() - t0) / 1000)} s`);
+}
+
+const mem = `${Math.round(totalmem() / 2 ** 30)} GiB`;
+const machine = `${availableParallelism()} cores (nproc), ${mem}, Node ${process.version}, load average ${load.toFixed(1)} at start`;
+const argv = process.argv.slice(2);
+const command = argv.length ? `npm run bench -- ${argv.join(' ')}` : 'npm run bench';
+const date = new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+const minutes = ((Date.now() - started) / 60000).toFixed(1);
+const meta = {
+  date,
+  machine,
+  command,
+  minutes,
+  opts: { seconds: opts.seconds, rounds: opts.rounds, connections: opts.connections },
+};
+
+process.stdout.write(renderText(rows, notes, meta));
+if (!values['no-write']) {
+  const file = join(ROOT, 'BENCHMARKS.md');
+  const doc = readFileSync(file, 'utf8');
+  const section = renderMarkdown(rows, notes, meta);
+  const start = '<!-- suite:start -->';
+  const end = '<!-- suite:end -->';
+  let next;
+  if (doc.includes(start) && doc.includes(end)) {
+    next = doc.slice(0, doc.indexOf(start)) + section + doc.slice(doc.indexOf(end) + end.length);
+  } else {
+    // First run: the suite's table goes first, below the intro (before the first "## ").
+    const at = doc.indexOf('\n## ');
+    next = at < 0 ? `${doc}\n${section}\n` : `${doc.slice(0, at + 1)}${section}\n\n${doc.slice(at + 1)}`;
+  }
+  writeFileSync(file, next);
+  opts.log('written to BENCHMARKS.md');
+}
