@@ -275,7 +275,14 @@ export class NatsServer {
     clearInterval(this.timer);
     for (const s of this.subs) s.unsubscribe();
     for (const c of this.consumers) await c.close().catch(() => undefined);
-    await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((r) => setTimeout(r, graceMs))]);
+    let grace: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.inFlight]),
+      new Promise((r) => {
+        grace = setTimeout(r, graceMs);
+      }),
+    ]);
+    clearTimeout(grace);
     this.advertise(true);
     await this.system.nc?.flush().catch(() => undefined);
   }

@@ -1,0 +1,270 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import {
+  call,
+  Cluster,
+  dropStreams,
+  handlerLog,
+  reachable,
+  skipOrFail,
+  uniquePrefix,
+  waitUntil,
+  WORK_HANDLER,
+} from './harness.js';
+
+/**
+ * Gateway, an orchestrating runner and three replicas of a worker runner (two of deployment
+ * "a", one of deployment "b"), each its own OS process, on the machine's NATS.
+ */
+
+const NATS = 'nats://127.0.0.1:4222';
+const available = await reachable(4222);
+const prefix = uniquePrefix('mp');
+const SECRET = `s3cr3t-${prefix}`;
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+function event(id: string, meta: Record<string, unknown>) {
+  return {
+    id,
+    path: `/${id}`,
+    methods: ['GET', 'POST'],
+    steps: [
+      { id: 'start', type: 'start', links: [{ to: 'e' }] },
+      {
+        id: 'e',
+        type: 'event',
+        eventMeta: { version: 0, outputElement: '$.out', ...meta },
+        links: [
+          { to: 'ok', when: ['SUCCESS'] },
+          { to: 'bad', when: ['*'] },
+        ],
+      },
+      { id: 'ok', type: 'success' },
+      { id: 'bad', type: 'fail' },
+    ],
+  };
+}
+
+const config = {
+  gateway: {
+    auth: {
+      apiKeys: [
+        { name: 'alice', sha256: sha('alice-key') },
+        { name: 'bob', sha256: sha('bob-key') },
+      ],
+    },
+    apis: [{ path: '/', runner: 'api' }],
+    limits: { timeout: '8s' },
+  },
+  systems: { bus: { type: 'nats', servers: [NATS], ackWait: '2s', maxDeliver: 3, prefix } },
+  defaultSystem: 'bus',
+  secrets: { from: 'env', prefix: 'SAGAWAY_SECRET_' },
+  states: { jr: { type: 'sqlite', file: './journal.db' } },
+  runners: {
+    api: {
+      journal: 'jr',
+      sagas: [
+        // handler omitted: inferred by the worker from its stream binding
+        event('infer', {
+          action: 'Echo',
+          stream: 'work',
+          deployments: ['a'],
+          inputElement: 'parameters',
+          parameters: { color: 'red', size: 'L' },
+        }),
+        event('defaults', { action: 'Echo', stream: 'work', deployments: ['a'], inputElement: 'parameters' }),
+        event('both', { action: 'Count', stream: 'work' }),
+        event('only-b', { action: 'Count', stream: 'work', deployments: ['b'] }),
+        event('answers', { action: 'Count', stream: 'work', deployments: ['a'], responseStream: 'answers' }),
+        event('v9', { handler: 'work', action: 'Echo', version: 9, stream: 'work', deployments: ['a'] }),
+        event('nobody', { handler: 'work', action: 'Echo', stream: 'nowhere' }),
+        event('secret', {
+          action: 'Secret',
+          stream: 'work',
+          deployments: ['a'],
+          inject: true,
+          parameters: { auth: '#{{TOKEN}}' },
+        }),
+      ],
+    },
+    worker: {
+      deployment: 'a',
+      handlers: ['./work.mjs'],
+      streams: {
+        work: {
+          handler: 'work',
+          meta: { 'parameters.color': { override: 'blue' }, 'parameters.size': { default: 'M' } },
+        },
+      },
+    },
+  },
+};
+
+describe(
+  'distributed: gateway and runners as separate processes',
+  { skip: available ? false : skipOrFail(`NATS not reachable at ${NATS}`) },
+  () => {
+    let cluster: Cluster;
+    let port: number;
+    let logFile: string;
+    const alice = { 'x-api-key': 'alice-key' };
+    const captured: string[] = [];
+    let closeTap: (() => Promise<void>) | undefined;
+
+    before(async () => {
+      const { stringify } = await import('yaml');
+      cluster = await Cluster.create({ 'sagaway.yaml': stringify(config), 'work.mjs': WORK_HANDLER });
+      logFile = join(cluster.dir, 'handler.log');
+      // Everything that crosses the broker under this prefix, to check that no secret does.
+      const { connect } = await import('@nats-io/transport-node');
+      const nc = await connect({ servers: NATS });
+      // (Not the `run` subjects: a subscriber there would count as a responder.)
+      for (const kind of ['ev', 'reply', 'resp', 'adv']) {
+        nc.subscribe(`${prefix}.${kind}.>`, {
+          callback: (_e, m) => {
+            captured.push(Buffer.from(m.data).toString('utf8'));
+          },
+        });
+      }
+      closeTap = () => nc.close();
+      const env = { SAGAWAY_TEST_LOG: logFile };
+      await Promise.all([
+        cluster.runner('api', undefined, { ...env, SAGAWAY_TEST_TAG: 'api' }),
+        cluster.runner('worker', 'a', { ...env, SAGAWAY_TEST_TAG: 'a1', SAGAWAY_SECRET_TOKEN: SECRET }),
+        cluster.runner('worker', 'a', { ...env, SAGAWAY_TEST_TAG: 'a2', SAGAWAY_SECRET_TOKEN: SECRET }),
+        cluster.runner('worker', 'b', { ...env, SAGAWAY_TEST_TAG: 'b1', SAGAWAY_SECRET_TOKEN: SECRET }),
+      ]);
+      ({ port } = await cluster.gateway());
+      // The gateway connects in the background; the orchestrator learns the workers from their advertisements.
+      await waitUntil(
+        async () => (await call(port, '/api/request/infer', { headers: alice })).status === 200,
+        10_000,
+        100,
+      );
+    });
+
+    after(async () => {
+      await closeTap?.();
+      await cluster?.close();
+      await dropStreams(NATS, prefix);
+    });
+
+    test('remote event step: handler inferred from the stream binding; stream override and default applied by the worker', async () => {
+      const r = await call(port, '/api/request/infer?q=1', { headers: alice });
+      assert.equal(r.status, 200);
+      const out = (r.body as { out: { input: unknown; parameters: Record<string, unknown>; tag: string } }).out;
+      assert.deepEqual(out.input, { q: '1' });
+      assert.equal(out.parameters['color'], 'blue', 'the stream override wins over the step');
+      assert.equal(out.parameters['size'], 'L', 'the step replaces a stream default');
+      assert.match(out.tag, /^a[12]$/);
+      const d = await call(port, '/api/request/defaults', { headers: alice });
+      assert.equal((d.body as { out: { parameters: Record<string, unknown> } }).out.parameters['size'], 'M');
+    });
+
+    test('deployments: with a list only those run it; without, each deployment once, replicas never both', async () => {
+      const N = 10;
+      for (let i = 0; i < N; i++) {
+        assert.equal((await call(port, '/api/request/both', { headers: alice })).status, 200);
+        assert.equal((await call(port, '/api/request/only-b', { headers: alice })).status, 200);
+      }
+      // The losing deployment's reply may still be on its way.
+      await waitUntil(async () => (await handlerLog(logFile)).filter((l) => l.what === 'Count').length >= 3 * N, 5000);
+      const lines = (await handlerLog(logFile)).filter((l) => l.what === 'Count');
+      const byKey = new Map<string, string[]>();
+      for (const l of lines) byKey.set(l.key, [...(byKey.get(l.key) ?? []), l.tag]);
+      assert.equal(byKey.size, 2 * N, 'one idempotency key per saga run');
+      let both = 0;
+      let onlyB = 0;
+      for (const tags of byKey.values()) {
+        const a = tags.filter((t) => t.startsWith('a')).length;
+        const b = tags.filter((t) => t === 'b1').length;
+        if (tags.length === 2) {
+          assert.deepEqual([a, b], [1, 1], `without a list: deployment a once and b once (${tags.join(',')})`);
+          both++;
+        } else {
+          assert.deepEqual(tags, ['b1'], 'with deployments [b]: only b');
+          onlyB++;
+        }
+      }
+      assert.deepEqual([both, onlyB], [N, N]);
+      const replicas = new Set(lines.filter((l) => l.tag.startsWith('a')).map((l) => l.tag));
+      console.log(
+        `# counts: ${N} runs without a list -> a:${N} b:${N}; ${N} runs with [b] -> b:${N} a:0; replicas of a used: ${[...replicas].join(',')}`,
+      );
+    });
+
+    test('responseStream: the reply comes back through the JetStream response stream', async () => {
+      const { connect } = await import('@nats-io/transport-node');
+      const { jetstreamManager } = await import('@nats-io/jetstream');
+      const nc = await connect({ servers: NATS });
+      try {
+        const jsm = await jetstreamManager(nc);
+        const before = (await jsm.streams.info(`${prefix}_resp`)).state.messages;
+        const r = await call(port, '/api/request/answers', { headers: alice });
+        assert.equal(r.status, 200);
+        assert.match((r.body as { out: { tag: string } }).out.tag, /^a[12]$/);
+        const info = await jsm.streams.info(`${prefix}_resp`, { subjects_filter: `${prefix}.resp.answers.*` });
+        assert.equal(info.state.messages, before + 1);
+      } finally {
+        await nc.close();
+      }
+    });
+
+    test('fail fast: an action version nobody offers, a stream nobody consumes', async () => {
+      const v = await call(port, '/api/request/v9', { headers: alice });
+      assert.equal(v.status, 500);
+      assert.equal((v.body as { code: string }).code, 'ACTION_VERSION_UNSUPPORTED');
+      assert.ok(v.ms < 1000, `answered in ${v.ms} ms`);
+      const n = await call(port, '/api/request/nobody', { headers: alice });
+      assert.equal(n.status, 503);
+      assert.equal((n.body as { code: string }).code, 'RUNNER_UNAVAILABLE');
+      assert.equal(n.headers.get('retry-after'), '1');
+      assert.ok(n.ms < 1000, `answered in ${n.ms} ms`);
+    });
+
+    test('secrets are resolved by the worker and never cross the broker', async () => {
+      const r = await call(port, '/api/request/secret', { headers: alice });
+      assert.equal(r.status, 200);
+      assert.deepEqual((r.body as { out: unknown }).out, { authorised: true });
+      assert.ok(captured.length > 10, 'the tap saw the traffic');
+      assert.ok(
+        captured.some((m) => m.includes('#{{TOKEN}}')),
+        'the event carried the placeholder',
+      );
+      assert.equal(captured.filter((m) => m.includes(SECRET)).length, 0);
+    });
+
+    test('GET /api/status/<requestId>: the caller reads the outcome; another caller gets 404', async () => {
+      const id = `${prefix}-status-1`;
+      const r = await call(port, '/api/request/infer', { headers: { ...alice, 'x-request-id': id } });
+      assert.equal(r.status, 200);
+      const s = await call(port, `/api/status/${id}`, { headers: alice });
+      assert.equal(s.status, 200);
+      const status = s.body as { status: string; outcome: string; http: number; response: { out: { tag: string } } };
+      assert.equal(status.status, 'DONE');
+      assert.equal(status.outcome, 'SUCCESS');
+      assert.equal(status.http, 200);
+      assert.match(status.response.out.tag, /^a[12]$/);
+      assert.equal((await call(port, `/api/status/${id}`, { headers: { 'x-api-key': 'bob-key' } })).status, 404);
+      assert.equal((await call(port, `/api/status/${id}`)).status, 404, 'anonymous is another caller');
+      assert.equal((await call(port, `/api/status/${id}-unknown`, { headers: alice })).status, 404);
+      // Bob reusing Alice's request id gets his own record and never overwrites hers.
+      await call(port, '/api/request/only-b', { headers: { 'x-api-key': 'bob-key', 'x-request-id': id } });
+      const again = await call(port, `/api/status/${id}`, { headers: alice });
+      assert.match((again.body as typeof status).response.out.tag, /^a[12]$/);
+    });
+
+    test('no runner alive for an API: 503 RUNNER_UNAVAILABLE at once', async () => {
+      const { stringify } = await import('yaml');
+      void stringify;
+      const api = cluster.procs.find((p) => p.name === 'api/-')!;
+      await api.kill('SIGTERM');
+      const r = await call(port, '/api/request/infer', { headers: alice });
+      assert.equal(r.status, 503);
+      assert.equal((r.body as { code: string }).code, 'RUNNER_UNAVAILABLE');
+      assert.ok(r.ms < 1000, `answered in ${r.ms} ms`);
+    });
+  },
+);
