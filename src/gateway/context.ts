@@ -3,7 +3,7 @@ import type { GatewaySettings } from '../config/settings.js';
 import type { Principal } from '../core/types.js';
 import type { SagaService } from '../systems/system.js';
 import { ApiMap, type CompiledApi } from './api-map.js';
-import type { Authenticator } from './auth.js';
+import type { AuthDecision, Authenticator } from './auth.js';
 import { extractCredential, type Credential } from './auth-credentials.js';
 import type { CursorCodec } from './cursor.js';
 import type { GatewayMetrics } from './metrics.js';
@@ -22,6 +22,8 @@ export interface GatewayContext {
   streams: StreamRegistry;
   log: FastifyBaseLogger;
 }
+
+const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer realm="sagaway"' };
 
 /** Which form a route serves. */
 export type Form = 'request' | 'stream';
@@ -56,36 +58,43 @@ declare module 'fastify' {
  */
 export function admitter(ctx: GatewayContext, form: Form) {
   const prefix = FORM_PREFIX[form];
-  return async function admit(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  // Callback style: most requests (public APIs, API keys) are decided without a promise.
+  return function admit(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
     const sagaPath = parseSagaPath(request.url, prefix, form === 'request');
     const api = sagaPath && ctx.apis.match(sagaPath.segments);
     if (!sagaPath || !api) {
-      return sendProblem(reply, problemFor('NOT_FOUND', request.id, 'no API serves this path'));
+      sendProblem(reply, problemFor('NOT_FOUND', request.id, 'no API serves this path'));
+      return;
     }
     request.apiLabel = api.prefix;
     if (!ApiMap.allows(api, request.method)) {
-      return sendProblem(reply, problemFor('METHOD_NOT_ALLOWED', request.id, `${request.method} is not allowed here`), {
+      sendProblem(reply, problemFor('METHOD_NOT_ALLOWED', request.id, `${request.method} is not allowed here`), {
         allow: api.allow,
       });
+      return;
     }
     const queryToken =
       form === 'stream' && ctx.settings.auth.queryToken && request.method === 'GET'
         ? (request.query as Record<string, unknown>)['access_token']
         : undefined;
     const credential = extractCredential(request.headers, ctx.settings.auth.cookie, queryToken);
-    const decision = await ctx.auth.decide(api, credential);
-    if (!decision.ok) {
-      const headers: Record<string, string> | undefined =
-        decision.code === 'UNAUTHORIZED' ? { 'www-authenticate': 'Bearer realm="sagaway"' } : undefined;
-      return sendProblem(reply, problemFor(decision.code, request.id), headers);
-    }
-    request.sagaway = {
-      form,
-      api,
-      sagaPath,
-      principal: decision.principal,
-      credential: credential === 'invalid' ? null : credential,
+    const finish = (decision: AuthDecision): void => {
+      if (!decision.ok) {
+        const headers = decision.code === 'UNAUTHORIZED' ? WWW_AUTHENTICATE : undefined;
+        sendProblem(reply, problemFor(decision.code, request.id), headers);
+        return;
+      }
+      request.sagaway = {
+        form,
+        api,
+        sagaPath,
+        principal: decision.principal,
+        credential: credential === 'invalid' ? null : credential,
+      };
+      done();
     };
-    return undefined;
+    const decision = ctx.auth.decide(api, credential);
+    if (decision instanceof Promise) decision.then(finish, done);
+    else finish(decision);
   };
 }

@@ -1,79 +1,162 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 
 /**
  * Prometheus metrics of one gateway, on its own Registry (two gateways in one process, as in
- * tests, do not collide). Label values are bounded: `route` is one of a few names and `api` is a
- * configured API prefix, never a raw request path.
+ * tests, do not collide). The hot paths (every request, every SSE write) only bump plain
+ * numbers; prom-client reads them when /metrics is scraped, through metric objects registered
+ * with the registry. That keeps label hashing and validation off the request path. Label values
+ * are bounded: `route` is one of a few names and `api` is a configured API prefix, never a raw
+ * request path.
  */
 
 /** Route names used as metric labels. */
 export type RouteLabel = 'request' | 'stream' | 'ops' | 'static' | 'none';
 
+type Labels = Record<string, string | number>;
+interface Value {
+  value: number;
+  labels: Labels;
+  metricName?: string;
+}
+
+/** What prom-client's Registry needs from a metric. */
+interface Collectable {
+  name: string;
+  help: string;
+  type: 'counter' | 'gauge' | 'histogram';
+  aggregator: 'sum';
+  get(): Promise<{ name: string; help: string; type: string; aggregator: 'sum'; values: Value[] }>;
+}
+
+function collectable(name: string, help: string, type: Collectable['type'], values: () => Value[]): Collectable {
+  return {
+    name,
+    help,
+    type,
+    aggregator: 'sum',
+    get: async () => ({ name, help, type, aggregator: 'sum', values: values() }),
+  };
+}
+
+/** A counter without labels. */
+export class PlainCounter {
+  value = 0;
+  /** Add `n` (default 1). */
+  inc(n = 1): void {
+    this.value += n;
+  }
+}
+
+/** A counter with labels, keyed by the joined label values. */
+class LabelledCounter {
+  readonly entries = new Map<string, Value>();
+  inc(key: string, labels: () => Labels): void {
+    const e = this.entries.get(key);
+    if (e) e.value++;
+    else this.entries.set(key, { value: 1, labels: labels() });
+  }
+}
+
+/** A histogram per label value, with fixed buckets. */
+class Histograms {
+  private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  constructor(
+    private readonly name: string,
+    private readonly label: string,
+    private readonly buckets: readonly number[],
+  ) {}
+
+  observe(labelValue: string, v: number): void {
+    let s = this.series.get(labelValue);
+    if (!s) {
+      s = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      this.series.set(labelValue, s);
+    }
+    for (let i = 0; i < this.buckets.length; i++) {
+      if (v <= this.buckets[i]!) {
+        s.counts[i]!++;
+        break;
+      }
+    }
+    s.sum += v;
+    s.count++;
+  }
+
+  values(): Value[] {
+    const out: Value[] = [];
+    for (const [lv, s] of this.series) {
+      let cumulative = 0;
+      this.buckets.forEach((le, i) => {
+        cumulative += s.counts[i]!;
+        out.push({ metricName: `${this.name}_bucket`, labels: { le, [this.label]: lv }, value: cumulative });
+      });
+      out.push({ metricName: `${this.name}_bucket`, labels: { le: '+Inf', [this.label]: lv }, value: s.count });
+      out.push({ metricName: `${this.name}_sum`, labels: { [this.label]: lv }, value: s.sum });
+      out.push({ metricName: `${this.name}_count`, labels: { [this.label]: lv }, value: s.count });
+    }
+    return out;
+  }
+}
+
+const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
 /** The gateway's metrics. */
 export class GatewayMetrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<'route' | 'api' | 'status'>;
-  private readonly latency: Histogram<'route'>;
-  readonly activeStreams: Gauge;
-  readonly polls: Counter;
-  readonly events: Counter;
-  readonly bytes: Counter;
-  readonly resumes: Counter;
-  readonly rejected: Counter<'code'>;
-  private readonly requestChildren = new Map<string, Counter.Internal>();
-  private readonly latencyChildren = new Map<string, Histogram.Internal<'route'>>();
+  private readonly requests = new LabelledCounter();
+  private readonly latency = new Histograms('sagaway_http_request_duration_seconds', 'route', BUCKETS);
+  /** open SSE streams */
+  activeStreams = 0;
+  readonly polls = new PlainCounter();
+  readonly events = new PlainCounter();
+  readonly bytes = new PlainCounter();
+  readonly resumes = new PlainCounter();
+  private readonly rejected = new LabelledCounter();
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
-    const registers = [this.registry];
-    this.requests = new Counter({
-      name: 'sagaway_http_requests_total',
-      help: 'HTTP requests by route, API prefix and status',
-      labelNames: ['route', 'api', 'status'],
-      registers,
-    });
-    this.latency = new Histogram({
-      name: 'sagaway_http_request_duration_seconds',
-      help: 'time to the end of the response (stream responses: time to the headers)',
-      labelNames: ['route'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
-    });
-    this.activeStreams = new Gauge({ name: 'sagaway_streams_active', help: 'open SSE streams', registers });
-    this.polls = new Counter({ name: 'sagaway_stream_polls_total', help: 'saga runs made by stream loops', registers });
-    this.events = new Counter({
-      name: 'sagaway_stream_events_total',
-      help: 'SSE events sent (entries, end, error)',
-      registers,
-    });
-    this.bytes = new Counter({ name: 'sagaway_stream_bytes_total', help: 'bytes written to SSE streams', registers });
-    this.resumes = new Counter({
-      name: 'sagaway_stream_resumes_total',
-      help: 'streams resumed from a cursor',
-      registers,
-    });
-    this.rejected = new Counter({
-      name: 'sagaway_stream_rejected_total',
-      help: 'streams refused by limits (TOO_MANY_STREAMS is a 429, STREAMS_EXHAUSTED a 503)',
-      labelNames: ['code'],
-      registers,
-    });
+    const plain = (c: PlainCounter) => () => [{ value: c.value, labels: {} }];
+    for (const m of [
+      collectable('sagaway_http_requests_total', 'HTTP requests by route, API prefix and status', 'counter', () => [
+        ...this.requests.entries.values(),
+      ]),
+      collectable(
+        'sagaway_http_request_duration_seconds',
+        'time to the end of the response (stream responses: time to the headers)',
+        'histogram',
+        () => this.latency.values(),
+      ),
+      collectable('sagaway_streams_active', 'open SSE streams', 'gauge', () => [
+        { value: this.activeStreams, labels: {} },
+      ]),
+      collectable('sagaway_stream_polls_total', 'saga runs made by stream loops', 'counter', plain(this.polls)),
+      collectable(
+        'sagaway_stream_events_total',
+        'SSE events sent (entries, end, error)',
+        'counter',
+        plain(this.events),
+      ),
+      collectable('sagaway_stream_bytes_total', 'bytes written to SSE streams', 'counter', plain(this.bytes)),
+      collectable('sagaway_stream_resumes_total', 'streams resumed from a cursor', 'counter', plain(this.resumes)),
+      collectable(
+        'sagaway_stream_rejected_total',
+        'streams refused by limits (TOO_MANY_STREAMS is a 429, STREAMS_EXHAUSTED a 503)',
+        'counter',
+        () => [...this.rejected.entries.values()],
+      ),
+    ]) {
+      this.registry.registerMetric(m as unknown as Parameters<Registry['registerMetric']>[0]);
+    }
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });
   }
 
   /** Count one finished request and its latency. */
   observeRequest(route: RouteLabel, api: string, status: number, seconds: number): void {
-    const key = `${route} ${status} ${api}`;
-    let counter = this.requestChildren.get(key);
-    if (!counter) {
-      counter = this.requests.labels(route, api, String(status));
-      this.requestChildren.set(key, counter);
-    }
-    counter.inc();
-    let hist = this.latencyChildren.get(route);
-    if (!hist) {
-      hist = this.latency.labels(route);
-      this.latencyChildren.set(route, hist);
-    }
-    hist.observe(seconds);
+    this.requests.inc(`${route} ${status} ${api}`, () => ({ route, api, status: String(status) }));
+    this.latency.observe(route, seconds);
+  }
+
+  /** Count a stream refused by a limit. */
+  reject(code: string): void {
+    this.rejected.inc(code, () => ({ code }));
   }
 }

@@ -78,7 +78,7 @@ export class StreamLoop {
     this.heartbeat = setTimeout(this.ping, shared.settings.heartbeatMs);
     shared.registry.timers++;
     shared.registry.add(this);
-    shared.metrics.activeStreams.inc();
+    shared.metrics.activeStreams++;
     res.on('close', this.stop);
   }
 
@@ -93,7 +93,7 @@ export class StreamLoop {
     this.poll?.abort();
     this.wake?.();
     registry.release(this.spec.client, this);
-    metrics.activeStreams.dec();
+    metrics.activeStreams--;
     if (!this.res.writableEnded) this.res.end();
   };
 

@@ -89,7 +89,7 @@ export function streamHandler(ctx: GatewayContext) {
     const client = clientOf(admitted.principal, request.ip);
     const refusal = ctx.streams.admit(client);
     if (refusal) {
-      ctx.metrics.rejected.labels(refusal).inc();
+      ctx.metrics.reject(refusal);
       return sendProblem(reply, problemFor(refusal, request.id), { 'retry-after': String(RETRY_AFTER_SECONDS) });
     }
     if (start) ctx.metrics.resumes.inc();
