@@ -28,6 +28,19 @@ export function rssOf(pid) {
   }
 }
 
+/** CPU time (user + system) a process has used so far, in milliseconds (Linux /proc). */
+export function cpuMsOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start at field 3.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
+  } catch {
+    return NaN;
+  }
+}
+const CLK_TCK = 100; // USER_HZ: 100 on every Linux build that Node supports
+
 /** Resolves after `ms`. */
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -74,6 +87,7 @@ export async function startService(name, command, args, { env = {}, probe, cwd, 
     child,
     output: () => out,
     rss: () => rssOf(child.pid),
+    cpuMs: () => cpuMsOf(child.pid),
     async stop() {
       if (exited) return;
       const gone = new Promise((r) => child.once('exit', r));

@@ -17,10 +17,10 @@ export async function oneshot(opts) {
     servers.push(red);
     const r = await compareHttp(
       [
-        { name: 'sagaway', url: `${sagaway.base}/api/request/items/42` },
-        { name: 'bare fastify', url: `${fastify.base}/items/42` },
-        { name: 'moleculer-web', url: `${moleculer.base}/items/42` },
-        { name: 'Node-RED', url: `${red.base}/items/42` },
+        { name: 'sagaway', pids: [sagaway.pid], url: `${sagaway.base}/api/request/items/42` },
+        { name: 'bare fastify', pids: [fastify.pid], url: `${fastify.base}/items/42` },
+        { name: 'moleculer-web', pids: [moleculer.pid], url: `${moleculer.base}/items/42` },
+        { name: 'Node-RED', pids: [red.pid], url: `${red.base}/items/42` },
       ],
       opts,
     );
@@ -33,7 +33,7 @@ export async function oneshot(opts) {
       peerValue: r[peer].rps,
       ratio: r.sagaway.rps / r[peer].rps,
       target,
-      detail: `p99 ${r.sagaway.p99} ms vs ${r[peer].p99} ms`,
+      detail: `CPU/req ${r.sagaway.cpuUs.toFixed(0)} vs ${r[peer].cpuUs.toFixed(0)} µs; p99 ${r.sagaway.p99} vs ${r[peer].p99} ms`,
     }));
   } finally {
     await Promise.all(servers.map((s) => s.stop()));

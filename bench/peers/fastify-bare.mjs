@@ -12,3 +12,4 @@ app.get('/items/:id', async (request, reply) => {
   return item;
 });
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
+for (const s of ['SIGINT', 'SIGTERM']) process.once(s, () => app.close().then(() => process.exit(0)));
