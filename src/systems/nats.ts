@@ -53,6 +53,8 @@ export class NatsSystem implements System {
   private readonly onConnect: (() => Promise<void>)[] = [];
   private readonly subs: Subscription[] = [];
   private connecting: Promise<void> | undefined;
+  /** gateway requests waiting for a runner: failed at once when the connection drops */
+  private readonly inFlightRuns = new Set<(reason: Error) => void>();
   private readonly log: Logger;
 
   constructor(private readonly options: NatsSystemOptions) {
@@ -120,6 +122,8 @@ export class NatsSystem implements System {
       for await (const status of nc.status()) {
         if (status.type === 'disconnect') {
           this.connected = false;
+          // Their answers cannot arrive any more: answer 503 now rather than at the deadline.
+          for (const fail of this.inFlightRuns) fail(new Error('connection lost'));
           this.log.warn('NATS connection lost; answering 503 until it returns');
         } else if (status.type === 'reconnect') {
           this.log.info('NATS connection back');
@@ -226,9 +230,18 @@ export class NatsSystem implements System {
       return failResult(toErrorInfo(err));
     }
     try {
-      const msg = await nc.request(this.names.run(runner), data, {
-        timeout: Math.max(1, deadline - Date.now() + RUN_GRACE_MS),
-      });
+      let fail!: (reason: Error) => void;
+      const lost = new Promise<never>((_, reject) => (fail = reject));
+      this.inFlightRuns.add(fail);
+      let msg: Awaited<ReturnType<NatsConnection['request']>>;
+      try {
+        msg = await Promise.race([
+          nc.request(this.names.run(runner), data, { timeout: Math.max(1, deadline - Date.now() + RUN_GRACE_MS) }),
+          lost,
+        ]);
+      } finally {
+        this.inFlightRuns.delete(fail);
+      }
       const result = decode(msg.data);
       if (!result || typeof result['outcome'] !== 'string' || typeof result['http'] !== 'number') {
         return failResult({ code: 'INTERNAL', message: 'the runner sent an unreadable answer', http: 502 });
@@ -250,6 +263,11 @@ export class NatsSystem implements System {
             http: 504,
           },
         };
+      }
+      if (errText(err) === 'connection lost') {
+        return unavailable(
+          `the connection to runner "${runner}" was lost; the outcome can be read at /api/status/<requestId>`,
+        );
       }
       return unavailable(`runner "${runner}" could not be reached`);
     }
