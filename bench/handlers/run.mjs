@@ -2,11 +2,13 @@
 // read.Get and write.Create through a saga, on memory, SQLite and PostgreSQL, measured side by
 // side with the State call the handler makes and with the bare client call (a Map, a
 // better-sqlite3 prepared statement, a pg query), in one process and one run.
-//   npm run build && node bench/handlers/run.mjs [--seconds 1] [--rounds 3] [--only memory,sqlite,postgres]
+//   npm run build && node bench/handlers/run.mjs [--seconds 0.5] [--rounds 5] [--only memory,sqlite,postgres]
 //                                               [--pg-concurrency 1,16]
 // PostgreSQL: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); a table of its own,
 // dropped at the end. Rows for PostgreSQL are skipped (and say so) when it cannot be reached.
-// Each figure is the median of the rounds; the three forms alternate within a round.
+// The three forms alternate within a round. Two costs of the saga path over the bare call: wall
+// (bare ops/s ÷ saga ops/s) and CPU (this process's CPU time per op, saga ÷ bare; on PostgreSQL
+// that leaves out the server's work, so it is the gateway-side cost only).
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
@@ -24,8 +26,8 @@ import { createState } from '../../dist/src/states/index.js';
 
 const { values } = parseArgs({
   options: {
-    seconds: { type: 'string', default: '1' },
-    rounds: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '0.5' },
+    rounds: { type: 'string', default: '5' },
     only: { type: 'string', default: 'memory,sqlite,postgres' },
     'pg-concurrency': { type: 'string', default: '1,16' },
   },
@@ -149,16 +151,22 @@ function stateOps(state) {
   };
 }
 
-/** Calls `fn(i)` with i = 0, 1, 2... from `concurrency` loops for `seconds`; returns calls per second. */
+/**
+ * Calls `fn(i)` with i = 0, 1, 2... from `concurrency` loops for `seconds`. Returns calls per
+ * second of wall time, and this process's CPU time (user + system, all threads) per call: on a
+ * shared machine the first moves with other jobs' load, the second much less.
+ */
 async function measure(fn, concurrency, secs) {
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const end = t0 + secs * 1000;
   let n = 0;
   const loop = async () => {
     while (performance.now() < end) for (let k = 0; k < 20; k++) await fn(n++);
   };
   await Promise.all(Array.from({ length: concurrency }, loop));
-  return n / ((performance.now() - t0) / 1000);
+  const cpu = process.cpuUsage(cpu0);
+  return { rate: n / ((performance.now() - t0) / 1000), cpuUs: (cpu.user + cpu.system) / n };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -172,15 +180,29 @@ function opFn(ops, op) {
   return (i) => ops.create(`${prefix}-${i}`, dataOf(i));
 }
 
-/** Bare, State and saga forms of one operation, alternating, `rounds` times; medians. */
+/**
+ * Bare, State and saga forms of one operation, alternating, `rounds` times. Rates and CPU per op
+ * are medians of the rounds; each cost (saga ÷ bare) is the median of the per-round costs, whose
+ * two sides were measured a second apart, so a load change moves both together.
+ */
 async function compare(forms, op, concurrency) {
-  for (const ops of Object.values(forms)) await measure(opFn(ops, op), concurrency, Math.min(0.3, seconds)); // warm-up
-  const rates = Object.fromEntries(Object.keys(forms).map((k) => [k, []]));
+  for (const ops of Object.values(forms)) await measure(opFn(ops, op), concurrency, 0.5); // warm-up (JIT)
+  const runs = Object.fromEntries(Object.keys(forms).map((k) => [k, []]));
+  const wall = [];
+  const cpu = [];
   for (let r = 0; r < rounds; r++) {
     for (const [name, ops] of Object.entries(forms))
-      rates[name].push(await measure(opFn(ops, op), concurrency, seconds));
+      runs[name].push(await measure(opFn(ops, op), concurrency, seconds));
+    wall.push(runs.bare[r].rate / runs.saga[r].rate);
+    cpu.push(runs.saga[r].cpuUs / runs.bare[r].cpuUs);
   }
-  return Object.fromEntries(Object.entries(rates).map(([k, v]) => [k, median(v)]));
+  const out = {};
+  for (const [name, v] of Object.entries(runs)) {
+    out[name] = median(v.map((m) => m.rate));
+    out[`${name}Cpu`] = median(v.map((m) => m.cpuUs));
+  }
+  const range = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
+  return { ...out, wallCost: range(wall), cpuCost: range(cpu) };
 }
 
 async function seed(state) {
@@ -296,7 +318,7 @@ if (only.has('postgres')) {
 }
 
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
-const us = (rate) => 1e6 / rate;
+const x = (c) => `${c.median.toFixed(2)}× [${c.min.toFixed(2)}–${c.max.toFixed(2)}]`;
 console.log(
   `# ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB ` +
     `(${Math.round(freemem() / 2 ** 30)} free), Node ${process.version}, load average ${loadavg()[0].toFixed(1)}, ` +
@@ -304,15 +326,13 @@ console.log(
 );
 console.log('');
 console.log(
-  '| state | operation | in flight | bare ops/s | State call ops/s | saga ops/s | saga cost (× bare) | µs added per op |',
+  '| state | operation | in flight | ops/s: bare / State / saga | saga cost, wall (× bare) | client CPU µs/op: bare / State / saga | saga cost, CPU (× bare) |',
 );
-console.log('|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|');
 for (const r of rows) {
-  const cost = r.bare / r.saga;
-  // in flight > 1: time per op from throughput (what one more op costs the process), not latency
-  const added = us(r.saga) - us(r.bare);
   console.log(
-    `| ${r.label} | ${r.op} | ${r.concurrency} | ${fmt(r.bare)} | ${fmt(r.state)} | ${fmt(r.saga)} | ${cost.toFixed(2)}× | ${added.toFixed(1)} |`,
+    `| ${r.label} | ${r.op} | ${r.concurrency} | ${fmt(r.bare)} / ${fmt(r.state)} / ${fmt(r.saga)} | ${x(r.wallCost)} ` +
+      `| ${r.bareCpu.toFixed(1)} / ${r.stateCpu.toFixed(1)} / ${r.sagaCpu.toFixed(1)} | ${x(r.cpuCost)} |`,
   );
 }
 for (const n of notes) console.log(`\n${n}`);
