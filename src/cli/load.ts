@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
+import { checkDistributed } from '../runner/check-distributed.js';
 import { checkHandlers } from '../runner/check-handlers.js';
 
 /** The example bundled with the package, used by `sagaway start` when no ./sagaway.yaml exists. */
@@ -25,5 +26,10 @@ export function configPath(option: string | undefined, allowBundled: boolean): s
 
 /** Load a configuration with every check, handler versions included. */
 export function loadChecked(file: string): Promise<LoadedConfig> {
-  return loadConfig(file, { check: (settings, report) => checkHandlers(settings, BUILTIN_HANDLERS, report) });
+  return loadConfig(file, {
+    check: async (settings, report) => {
+      checkDistributed(settings, report);
+      await checkHandlers(settings, BUILTIN_HANDLERS, report);
+    },
+  });
 }
