@@ -7,7 +7,7 @@
 //            its arrival here: {"count","p50","p99","max"} in ms over --seconds
 // Events are counted by their blank-line terminator without parsing, so the client costs as
 // little CPU as possible and the server stays the bottleneck.
-/* global performance, Buffer */
+/* global performance, Buffer, setInterval */
 import { get } from 'node:http';
 import { parseArgs } from 'node:util';
 
