@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { connect as tcp } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { silentLogger } from '../core/logger.js';
+import { startTestHost, type TestHost } from '../testing/index.js';
+import { PROBE_HANDLER } from '../testing/probe-handler.js';
+import { NatsHub } from './nats/hub.js';
+
+/**
+ * The nats system in one process (real NATS at 127.0.0.1:4222): a stream on a nats system goes
+ * through NATS even when the orchestrator and the consuming runner share a process, and an event
+ * that nobody acknowledges fails its step with EVENT_DELIVERY_EXHAUSTED after maxDeliver.
+ */
+
+const NATS = 'nats://127.0.0.1:4222';
+const up = await new Promise<boolean>((done) => {
+  const s = tcp({ port: 4222, host: '127.0.0.1' });
+  s.once('connect', () => {
+    s.destroy();
+    done(true);
+  });
+  s.once('error', () => done(false));
+});
+function skipOrFail(reason: string): string | false {
+  if (process.env['SAGAWAY_REQUIRE_SERVICES'] === '1') throw new Error(`required service missing: ${reason}`);
+  console.log(`# skipped: ${reason}`);
+  return reason;
+}
+
+async function dropStreams(prefix: string): Promise<void> {
+  const { connect } = await import('@nats-io/transport-node');
+  const { jetstreamManager } = await import('@nats-io/jetstream');
+  const nc = await connect({ servers: NATS });
+  const jsm = await jetstreamManager(nc);
+  for (const s of [`${prefix}_events`, `${prefix}_resp`]) await jsm.streams.delete(s).catch(() => undefined);
+  await nc.close();
+}
+
+async function until(check: () => Promise<boolean> | boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('nats system in process', { skip: up ? false : skipOrFail(`NATS not reachable at ${NATS}`) }, () => {
+  const prefix = `u${randomBytes(5).toString('hex')}`;
+  let h: TestHost;
+  const seen: string[] = [];
+  let closeTap: () => Promise<void>;
+
+  before(async () => {
+    const { connect } = await import('@nats-io/transport-node');
+    const nc = await connect({ servers: NATS });
+    nc.subscribe(`${prefix}.ev.>`, {
+      callback: (_e, m) => {
+        seen.push(m.subject);
+      },
+    });
+    closeTap = () => nc.close();
+    h = await startTestHost(
+      {
+        systems: { bus: { type: 'nats', servers: [NATS], prefix } },
+        defaultSystem: 'bus',
+        runners: {
+          orch: {
+            sagas: [
+              {
+                id: 'remote',
+                path: '/remote',
+                steps: [
+                  { id: 'start', type: 'start', links: [{ to: 'e' }] },
+                  {
+                    id: 'e',
+                    type: 'event',
+                    eventMeta: {
+                      action: 'Const',
+                      version: 0,
+                      stream: 'work',
+                      outputElement: '$.out',
+                      parameters: { value: 42 },
+                    },
+                    links: [{ to: 'ok' }],
+                  },
+                  { id: 'ok', type: 'success' },
+                ],
+              },
+            ],
+          },
+          worker: { handlers: ['./probe.mjs'], streams: { work: { handler: 'probe' } } },
+        },
+      } as never,
+      { files: { 'probe.mjs': PROBE_HANDLER } },
+    );
+    await until(async () => (await h.host.ready())['system:bus'] === true, 5000);
+  });
+
+  after(async () => {
+    await h?.close();
+    await closeTap?.();
+    await dropStreams(prefix);
+  });
+
+  test('a stream on a nats system goes through NATS when both runners share the process', async () => {
+    const r = await h.run('/remote', { runner: 'orch' });
+    assert.equal(r.outcome, 'SUCCESS', JSON.stringify(r.error));
+    assert.deepEqual(r.response, { out: 42 });
+    assert.deepEqual(seen, [`${prefix}.ev.work.worker.1`]);
+  });
+
+  test('an event that is never acknowledged fails with EVENT_DELIVERY_EXHAUSTED after maxDeliver deliveries', async () => {
+    const p2 = `${prefix}x`;
+    const settings = {
+      ...h.settings,
+      systems: {
+        bus: { type: 'nats' as const, name: 'bus', servers: [NATS], ackWaitMs: 300, maxDeliver: 2, prefix: p2 },
+      },
+    };
+    const hub = new NatsHub(settings, silentLogger());
+    hub.start();
+    const sys = hub.systems.get('bus')!;
+    await until(() => sys.isConnected, 5000);
+    const { AckPolicy } = await import('@nats-io/jetstream');
+    const { nanos } = await import('@nats-io/transport-node');
+    // A "runner" that takes deliveries and dies before answering, every time.
+    await sys.manager!.consumers.add(sys.names.eventsStream, {
+      durable_name: 'dead',
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(300),
+      max_deliver: 2,
+      filter_subject: sys.names.event('work', 'ghost', '1'),
+    });
+    let deliveries = 0;
+    const consumer = await sys.js!.consumers.get(sys.names.eventsStream, 'dead');
+    const messages = await consumer.consume({ max_messages: 10 });
+    void (async () => {
+      for await (const _m of messages) deliveries++;
+    })();
+    sys.directory.accept({
+      v: 1,
+      instance: 'ghost-instance',
+      runner: 'ghost',
+      deployment: '1',
+      system: 'bus',
+      streams: { work: { handler: 'probe', dynamic: false } },
+      handlers: { probe: { Const: [0] } },
+      actions: [],
+    });
+    const t = Date.now();
+    const reply = await sys.dispatch(
+      {
+        id: randomUUID(),
+        runId: 'r',
+        stepId: 's',
+        idempotencyKey: 'r:s',
+        stream: 'work',
+        meta: { handler: 'probe', action: 'Const', version: 0 },
+        payload: {},
+        context: { request: { method: 'GET', path: '/', id: 'x', query: {} }, user: null },
+        deadline: Date.now() + 10_000,
+      },
+      { signal: new AbortController().signal },
+    );
+    await messages.close();
+    await hub.close();
+    await dropStreams(p2);
+    assert.equal(reply.status, 'FAIL');
+    assert.equal(reply.error?.code, 'EVENT_DELIVERY_EXHAUSTED');
+    assert.equal(deliveries, 2);
+    assert.ok(Date.now() - t < 5000, 'well before the deadline');
+  });
+});
