@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { silentLogger } from '../core/logger.js';
+import { createState } from '../states/index.js';
+import { Journal, JournalReader, journalId } from './journal.js';
+
+async function memory() {
+  const s = createState({ type: 'memory', alias: 'jr', queries: {} }, silentLogger());
+  await s.init();
+  return s;
+}
+
+const ctx = (sub: string | null, id: string) => ({
+  request: { method: 'GET', path: '/x', id, query: {} },
+  user: sub === null ? null : { sub, roles: [], claims: {}, anonymous: false },
+});
+
+test('journal: begin, steps, finish; the status is read by the same caller only', async () => {
+  const state = await memory();
+  const j = new Journal(state, 'api', '1', 'me', silentLogger());
+  const id = await j.begin('saga', 'run1', { a: 1 }, ctx('alice', 'req-1'));
+  assert.equal(id, journalId('alice', 'req-1'));
+  const reader = new JournalReader([state]);
+  assert.equal((await reader.lookup('alice', 'req-1'))?.status, 'RUNNING');
+  await j.stepper(id)('next', { parameters: { a: 1 }, out: 2 }, { ...ctx('alice', 'req-1'), status: 'SUCCESS' });
+  const rec = await state.get(id);
+  assert.equal(rec?.data['next'], 'next');
+  assert.deepEqual(rec?.data['payload'], { parameters: { a: 1 }, out: 2 });
+  await j.finish(id, { outcome: 'SUCCESS', http: 200, response: { out: 2 } });
+  assert.deepEqual(await reader.lookup('alice', 'req-1'), {
+    requestId: 'req-1',
+    status: 'DONE',
+    outcome: 'SUCCESS',
+    http: 200,
+    response: { out: 2 },
+    startedAt: new Date(rec!.data['startedAt'] as number).toISOString(),
+    updatedAt: (await reader.lookup('alice', 'req-1'))!.updatedAt,
+  });
+  assert.equal(await reader.lookup('bob', 'req-1'), undefined);
+  assert.equal(await reader.lookup('anonymous', 'req-1'), undefined);
+});
+
+test('claimOrphans: only RUNNING runs of this runner and deployment whose owner is gone, each claimed once', async () => {
+  const state = await memory();
+  const dead = new Journal(state, 'api', '1', 'dead', silentLogger());
+  const live = new Journal(state, 'api', '1', 'live', silentLogger());
+  const other = new Journal(state, 'api', '2', 'dead', silentLogger());
+  const orphan = await dead.begin('saga', 'r1', {}, ctx('u', 'o1'));
+  await live.begin('saga', 'r2', {}, ctx('u', 'o2'));
+  await other.begin('saga', 'r3', {}, ctx('u', 'o3'));
+  const done = await dead.begin('saga', 'r4', {}, ctx('u', 'o4'));
+  await dead.finish(done, { outcome: 'SUCCESS', http: 200 });
+
+  const a = new Journal(state, 'api', '1', 'survivor-a', silentLogger());
+  const b = new Journal(state, 'api', '1', 'survivor-b', silentLogger());
+  const isLive = (i: string) => i === 'live' || i.startsWith('survivor');
+  const [ca, cb] = await Promise.all([a.claimOrphans(isLive), b.claimOrphans(isLive)]);
+  const claimed = [...ca, ...cb];
+  assert.deepEqual(
+    claimed.map((r) => r.id),
+    [orphan],
+  );
+  assert.match(String(claimed[0]!.data['owner']), /^survivor-/);
+});
