@@ -109,7 +109,7 @@ describe('examples/tasks through the gateway: the approval flow', () => {
     s = await serve('examples/tasks/sagaway.yaml', { TASKS_DB: join(dir, 'tasks.db') });
   });
   after(async () => {
-    await s.close();
+    await s?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -173,7 +173,7 @@ describe('examples/postgres through the gateway against a real PostgreSQL', () =
     s = await serve('examples/postgres/sagaway.yaml', { DATABASE_URL: PG_URL, PRODUCTS_TABLE: table });
   });
   after(async () => {
-    await s.close();
+    await s?.close();
     const c = new pg.Client({ connectionString: PG_URL });
     await c.connect();
     try {
