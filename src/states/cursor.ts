@@ -48,3 +48,17 @@ export function decodeCursor(token: string, sort: string): CursorPosition {
   if (sort === '' && (typeof key !== 'number' || !Number.isSafeInteger(key))) throw invalid();
   return { sort, key: key as CursorPosition['key'], id };
 }
+
+/**
+ * The `next` of a page (the same rule for every state): the position after the page's last
+ * record while more records follow, or always with `follow`; an empty page with `follow` keeps
+ * the position it started from.
+ */
+export function nextOf(
+  o: { sortKey: string; follow: boolean; after: string | undefined },
+  more: boolean,
+  last: { key: CursorPosition['key']; id: string } | undefined,
+): string | undefined {
+  if (last && (more || o.follow)) return encodeCursor({ sort: o.sortKey, key: last.key, id: last.id });
+  return o.follow ? o.after : undefined;
+}

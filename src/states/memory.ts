@@ -1,6 +1,6 @@
 import { SagawayError } from '../core/errors.js';
 import type { QuerySettings } from '../config/settings.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { decodeCursor, nextOf } from './cursor.js';
 import { normalizeList, type FilterValue } from './list-options.js';
 import type { ListOptions, ListPage, QueryResult, State, StateRecord, WriteOptions } from './state.js';
 import { IDEMPOTENCY_RETENTION_MS, checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
@@ -79,12 +79,8 @@ export class MemoryState implements State {
     if (more) page.pop();
     const result: ListPage = { list: page.map(([id, row]) => toRecord(id, row)) };
     const last = page[page.length - 1];
-    if ((more || o.follow) && last) {
-      const key = field === undefined ? last[1].seq : sortValue(last, field);
-      result.next = encodeCursor({ sort: o.sortKey, key, id: last[0] });
-    } else if (o.follow && o.after !== undefined) {
-      result.next = o.after;
-    }
+    const next = nextOf(o, more, last && { key: field === undefined ? last[1].seq : sortValue(last, field), id: last[0] });
+    if (next !== undefined) result.next = next;
     return result;
   }
 

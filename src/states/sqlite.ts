@@ -4,7 +4,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { SagawayError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { QuerySettings } from '../config/settings.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { decodeCursor, nextOf } from './cursor.js';
 import { normalizeList, type FilterValue } from './list-options.js';
 import { bindValues, compileNamedQuery, type CompiledQuery } from './named-params.js';
 import { listClauses, type SqlDialect } from './sql-list.js';
@@ -136,11 +136,8 @@ export class SqliteState implements State {
     if (more) rows.pop();
     const page: ListPage = { list: rows.map(toRecord) };
     const last = rows[rows.length - 1];
-    if ((more || o.follow) && last) {
-      page.next = encodeCursor({ sort: o.sortKey, key: (last._sk ?? null) as string | number | null, id: last.id });
-    } else if (o.follow && o.after !== undefined) {
-      page.next = o.after;
-    }
+    const next = nextOf(o, more, last && { key: (last._sk ?? null) as string | number | null, id: last.id });
+    if (next !== undefined) page.next = next;
     return page;
   }
 
