@@ -438,7 +438,11 @@ describe('links, conditions, transforms, ACK (DESIGN §4.2, §6.5)', () => {
   });
   test('path parameters join the input; literal segments beat parameters', async () => {
     const r = await h.run('/items/42/parts/50%', { input: { q: '1' } });
-    assert.deepEqual(r.response, { q: '1', id: '42', part: '50%' }, 'the path arrives decoded and is not decoded again');
+    assert.deepEqual(
+      r.response,
+      { q: '1', id: '42', part: '50%' },
+      'the path arrives decoded and is not decoded again',
+    );
     assert.equal((await h.run('/items/new/parts/p')).http, 202);
     assert.equal((await h.run('/nothing/here')).error?.code, 'NOT_FOUND');
   });
@@ -464,9 +468,28 @@ describe('idempotency keys', () => {
           path: '/loop',
           steps: [
             { id: 'start', type: 'start', links: [{ to: 'e' }] },
-            { id: 'e', type: 'event', eventMeta: { handler: 'probe', action: 'Ack', version: 0, followAck: true, outputElement: '$.last' }, links: [{ to: 'count' }] },
-            { id: 'count', type: 'transform', expression: '{"keys": $append(keys ? keys : [], last.ticket)}', outputElement: '$.acc', links: [{ to: 'more' }] },
-            { id: 'more', type: 'condition', expression: '$count(acc.keys) < 3', links: [{ to: 'again', when: [true] }, { to: 'ok', when: [false] }] },
+            {
+              id: 'e',
+              type: 'event',
+              eventMeta: { handler: 'probe', action: 'Ack', version: 0, followAck: true, outputElement: '$.last' },
+              links: [{ to: 'count' }],
+            },
+            {
+              id: 'count',
+              type: 'transform',
+              expression: '{"keys": $append(keys ? keys : [], last.ticket)}',
+              outputElement: '$.acc',
+              links: [{ to: 'more' }],
+            },
+            {
+              id: 'more',
+              type: 'condition',
+              expression: '$count(acc.keys) < 3',
+              links: [
+                { to: 'again', when: [true] },
+                { to: 'ok', when: [false] },
+              ],
+            },
             { id: 'again', type: 'transform', expression: '$merge([$, {"keys": acc.keys}])', links: [{ to: 'e' }] },
             { id: 'ok', type: 'success', outputElement: 'acc.keys' },
           ],
@@ -481,6 +504,39 @@ describe('idempotency keys', () => {
       assert.equal(new Set(keys).size, 3);
       assert.equal(keys[0], `${r.runId}:e`);
       assert.equal(keys[1], `${r.runId}:e#2`);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe('logging', () => {
+  test('a step failure that the flow handles is still logged with its code and step', async () => {
+    const lines: string[] = [];
+    const { pino } = await import('pino');
+    const { Writable } = await import('node:stream');
+    const log = pino({ level: 'info' }, new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }));
+    const h = await startTestHost(
+      config([
+        eventSaga(
+          'handled',
+          { action: 'Fail', parameters: { code: 'UPSTREAM_SAID_NO', message: 'upstream answered 401' } },
+          {},
+          [
+            { to: 'ok', when: ['SUCCESS'] },
+            { to: 'bad', when: ['FAIL'] },
+          ],
+        ),
+      ]),
+      { files: { 'probe.mjs': PROBE_HANDLER }, log },
+    );
+    try {
+      await h.run('/handled');
+      const entry = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'step failed');
+      assert.ok(entry, lines.join(''));
+      assert.equal(entry.code, 'UPSTREAM_SAID_NO');
+      assert.equal(entry.step, 'e');
+      assert.equal(entry.detail, 'upstream answered 401');
     } finally {
       await h.close();
     }

@@ -152,6 +152,20 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: Abort
       }
     }
     if (error) {
+      // Logged even when the flow handles it: a saga that maps an upstream 401 to its own
+      // error code must still leave the cause where an operator can find it.
+      deps.log.info(
+        {
+          saga: saga.id,
+          runId,
+          step: step.id,
+          status: value,
+          code: error.code,
+          http: error.http,
+          detail: error.message,
+        },
+        'step failed',
+      );
       // DESIGN §4.3: Auto Fail ends the saga; otherwise the flow handles FAIL/TIMEOUT/"*".
       ctx.error = error;
       if (step.autoFail ?? saga.autoFail) return failed(saga, runId, error);
