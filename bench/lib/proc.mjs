@@ -64,7 +64,8 @@ export async function startService(name, command, args, { env = {}, probe, cwd, 
   let exited = null;
   child.once('exit', (code, signal) => (exited = { code, signal }));
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  // probe false: nothing to probe (an HTTP/2-only endpoint); the caller checks readiness itself.
+  for (; probe !== false;) {
     if (exited) throw new Error(`${name} exited (${JSON.stringify(exited)}) before it was ready:\n${out}`);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');

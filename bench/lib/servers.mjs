@@ -38,12 +38,12 @@ export async function sagawayProcess(args, { env, probe } = {}) {
 }
 
 /** A peer script of bench/peers, told its port by PORT; `probePath` must answer 2xx when ready. */
-export async function peerScript(script, probePath, { env = {}, nofile } = {}) {
+export async function peerScript(script, probePath, { env = {}, nofile, probe } = {}) {
   const port = await freePort();
   const svc = await startService(script, node, [join(PEERS, script)], {
     env: { ...env, PORT: String(port) },
     nofile,
-    probe: `http://127.0.0.1:${port}${probePath}`,
+    probe: probe ?? `http://127.0.0.1:${port}${probePath}`,
   });
   return { ...svc, port, base: `http://127.0.0.1:${port}` };
 }
