@@ -335,7 +335,7 @@ export class NatsSystem implements System {
         return failReply('RUNNER_UNAVAILABLE', `the event could not be stored on system "${this.name}"`);
       }
       if (found.targets.length > 1) {
-        this.log.warn(
+        this.log.debug(
           {
             stream: event.stream,
             step: event.stepId,

@@ -95,7 +95,14 @@ export function isReplyWire(m: Record<string, unknown>): m is Record<string, unk
 
 /** Whether a decoded message is a saga request. */
 export function isRunWire(m: Record<string, unknown>): m is Record<string, unknown> & RunWire {
-  return str(m['method']) && typeof m['path'] === 'string' && isObject(m['input']) && str(m['requestId']);
+  return (
+    str(m['method']) &&
+    typeof m['path'] === 'string' &&
+    isObject(m['input']) &&
+    isObject(m['query']) &&
+    str(m['requestId']) &&
+    (m['user'] === null || isObject(m['user']))
+  );
 }
 
 /** A failed result for a coded error. */
