@@ -4,12 +4,14 @@
 //   since(previous)  the changes after cursor `previous` (latency, poll cost); a change is made
 //                    every CHANGE_MS by a timer in the server's own process, stamped with the
 //                    wall-clock time it was made, so a client can tell how late it saw it
-/* global performance, setInterval */
+/* global performance */
 
 /** The entries one page sends. */
 export const PAGE = Array.from({ length: 20 }, (_, i) => ({ id: i, title: `entry ${i}`, done: i % 3 === 0 }));
 
-/** How often the backend changes. */
+/** How often the backend changes, on average (each gap is random in 0.5..1.5 times this, so that
+ * changes fall at every phase of a poll loop and the measured delay is not an artefact of two
+ * timers in step). */
 export const CHANGE_MS = 100;
 
 /** Backend calls so far (a poll = one call), for the poll-cost workload. */
@@ -32,10 +34,14 @@ const changes = [];
 let seq = 0;
 let timer;
 function startChanges() {
-  timer = setInterval(() => {
-    changes.push({ seq: ++seq, t: performance.timeOrigin + performance.now() });
-    if (changes.length > 100) changes.shift();
-  }, CHANGE_MS);
+  timer = setTimeout(
+    () => {
+      changes.push({ seq: ++seq, t: performance.timeOrigin + performance.now() });
+      if (changes.length > 100) changes.shift();
+      startChanges();
+    },
+    CHANGE_MS * (0.5 + Math.random()),
+  );
   timer.unref();
 }
 
