@@ -88,15 +88,15 @@ async function measure(name, def, opts) {
     await sleep(1500);
 
     // Delivery: 1,000 clients, a feed polled again at once.
-    const delivery = await clients([
-      '--url',
-      `${url('/feed')}?start=START`,
-      '--n',
-      '1000',
-      '--seconds',
-      String(opts.seconds),
-    ]);
-    opts.log(`  ${name}: ${Math.round(delivery.perSec)} events/s to 1,000 clients`);
+    let d0;
+    const delivery = await clients(
+      ['--url', `${url('/feed')}?start=START`, '--n', '1000', '--seconds', String(opts.seconds)],
+      (line) => line.phase === 'measuring' && (d0 = cpuMsOf(s.pid)),
+    );
+    const cpuUsPerEvent = ((cpuMsOf(s.pid) - d0) * 1000) / delivery.events;
+    opts.log(
+      `  ${name}: ${Math.round(delivery.perSec)} events/s to 1,000 clients, ${cpuUsPerEvent.toFixed(1)} µs CPU/event`,
+    );
     await sleep(1000);
 
     // Latency: 100 clients polling every 50 ms, a change every 100 ms.
@@ -150,6 +150,7 @@ async function measure(name, def, opts) {
       held,
       kbPerStream: (rss - base) / held / 1024,
       eventsPerSec: delivery.perSec,
+      cpuUsPerEvent,
       latency,
       pollsPerSec,
       cpuUsPerPoll,
@@ -197,7 +198,7 @@ export async function sse(opts) {
         peerValue: p.eventsPerSec,
         ratio: s.eventsPerSec / p.eventsPerSec,
         target: peer === 'hand-written' ? 0.7 : undefined,
-        detail: 'batches of 20 entries, next poll at once',
+        detail: `CPU/event ${s.cpuUsPerEvent.toFixed(1)} vs ${p.cpuUsPerEvent.toFixed(1)} µs; batches of 20, next poll at once`,
       },
       {
         workload: 'SSE: backend change → client (100 clients, 50 ms poll)',
