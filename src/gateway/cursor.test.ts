@@ -20,12 +20,17 @@ test('a token is refused on another path, for another caller, with another key, 
   bad(() => c.decode('/feed', 'bob', t));
   bad(() => new CursorCodec('another-key-of-16+').decode('/feed', 'alice', t));
   // Change the body but keep the signature: the body says previous 99 now.
-  const [, sig] = t.split('.');
-  const forged = Buffer.from(JSON.stringify({ i: 2, p: 99 })).toString('base64url') + '.' + sig;
+  const [, b, m] = t.split('.');
+  const forged = Buffer.from(JSON.stringify({ p: 99 })).toString('base64url') + '.' + b + '.' + m;
   bad(() => c.decode('/feed', 'alice', forged));
   bad(() => c.decode('/feed', 'alice', 'garbage'));
   bad(() => c.decode('/feed', 'alice', ''));
   bad(() => c.decode('/feed', 'alice', 'a'.repeat(20_000)));
+  // Another index or the end marker under the same MAC.
+  const [a0, , m0] = t.split('.');
+  bad(() => c.decode('/feed', 'alice', `${a0}.3.${m0}`));
+  bad(() => c.decode('/feed', 'alice', `${a0}.e.${m0}`));
+  bad(() => c.decode('/feed', 'alice', `${a0}.02.${m0}`));
 });
 
 test('without a configured key each codec signs with its own random key', () => {
@@ -34,4 +39,21 @@ test('without a configured key each codec signs with its own random key', () => 
   const t = a.encode('/p', 'x', { index: 1, end: false });
   assert.equal(a.decode('/p', 'x', t).index, 1);
   assert.throws(() => b.decode('/p', 'x', t));
+});
+
+test('batch tokens: every index of a large batch verifies, also across HKDF chunks, and each only for itself', () => {
+  const c = new CursorCodec('0123456789abcdef-key');
+  const batch = c.batch('/p/q', 'apikey:bot', { after: 'z' }, 1200);
+  const tokens = Array.from({ length: 1200 }, (_, i) => batch.entry(i));
+  assert.equal(new Set(tokens.map((t) => t.split('.')[2])).size, 1200, 'all tags differ');
+  for (const i of [0, 1, 499, 500, 501, 999, 1000, 1199]) {
+    assert.deepEqual(c.decode('/p/q', 'apikey:bot', tokens[i]!), { previous: { after: 'z' }, index: i, end: false });
+    const [a, , m] = tokens[i]!.split('.');
+    assert.throws(() => c.decode('/p/q', 'apikey:bot', `${a}.${i + 1}.${m}`));
+  }
+  // A one-off encode gives the same token as the batch signer.
+  assert.equal(c.encode('/p/q', 'apikey:bot', { previous: { after: 'z' }, index: 777, end: false }), tokens[777]);
+  assert.equal(c.decode('/p/q', 'apikey:bot', batch.end()).end, true);
+  // Small batches computed lazily still cover any index asked for.
+  assert.equal(c.decode('/x', 'y', c.batch('/x', 'y', undefined, 1).entry(42)).index, 42);
 });

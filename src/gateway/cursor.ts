@@ -1,18 +1,24 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { SagawayError } from '../core/errors.js';
 
 /**
  * Stream cursor tokens (DESIGN §7), the SSE `id` of every entry.
  *
- * A token names a position in the stream as "the batch that saga run with `previous` = P
+ * A token names a position in the stream as "the batch that the saga run with `previous` = P
  * produced, up to and including entry i". Resuming re-runs the saga with the same P and skips
  * entries 0..i, so an entry is neither lost nor repeated even when the connection broke in the
  * middle of a batch, provided the backend answers the same P with the same list. The end token
  * (`e`) marks a finished stream: presenting it again is answered 204.
  *
- * Format: base64url(JSON body) "." base64url(HMAC-SHA256(key, "v1" path caller body)). The MAC
- * binds the token to the saga path and the caller, so a token is useless on another path or to
- * another principal. The body is not secret (it holds the backend's own cursor), only unforgeable.
+ * Format: `A.B.M` where A = base64url(JSON `{"p":P}`, or `{}` for the first batch), B = the
+ * index in decimal or `e`, and M = a 128-bit tag, base64url. The batch key is
+ * K = HMAC-SHA256(key, "v2" path caller A), which binds every token to the saga path, the
+ * caller and the batch, so a token is useless on another path or to another principal. Tags come
+ * from HKDF-Expand(K): entry i's tag is the i-th 16-byte block of HKDF(K, info = "c" + i / 500)
+ * and the end tag is HKDF(K, info = "e"); index and end marker are covered too. HKDF's output is
+ * a PRF of (K, info, position), and one native call yields the tags of up to 500 entries, instead
+ * of one HMAC call per entry (which cost a third of the CPU of a busy stream). A is not secret
+ * (it holds the backend's own cursor), only unforgeable.
  */
 
 /** A decoded position. `previous` undefined = the first batch (no `previous` sent). */
@@ -23,15 +29,23 @@ export interface CursorPosition {
   end: boolean;
 }
 
+/** Signs the tokens of one batch. */
+export interface BatchTokens {
+  /** the token of entry `index` */
+  entry(index: number): string;
+  /** the final token, for `event: end` */
+  end(): string;
+}
+
 /** Longest token accepted. */
 export const MAX_TOKEN_LENGTH = 16_384;
 const MAX_INDEX = 10_000_000;
-
-interface Body {
-  p?: unknown;
-  i?: number;
-  e?: 1;
-}
+const TAG = 16;
+/** Tags per HKDF call: HKDF-SHA256 yields at most 255 * 32 bytes. */
+const PER_CALL = 500;
+const NO_SALT = Buffer.alloc(0);
+const FIRST_BATCH = Buffer.from('{}').toString('base64url');
+const INDEX = /^(?:0|[1-9][0-9]{0,7})$/;
 
 /** Signs and verifies cursor tokens with one key. */
 export class CursorCodec {
@@ -42,39 +56,68 @@ export class CursorCodec {
     this.key = key === undefined ? randomBytes(32) : Buffer.from(key, 'utf8');
   }
 
-  private mac(path: string, caller: string, body: string): Buffer {
-    return createHmac('sha256', this.key).update(`v1\n${path}\n${caller}\n${body}`).digest();
+  private batchKey(path: string, caller: string, a: string): Buffer {
+    return createHmac('sha256', this.key).update(`v2\n${path}\n${caller}\n${a}`).digest();
   }
 
-  /** A token for `position` on `path` for `caller`. */
+  /** `count` tags of chunk `chunk` of a batch (the first `count` blocks of its HKDF output). */
+  private static tags(batchKey: Buffer, info: string, count: number): Buffer {
+    return Buffer.from(hkdfSync('sha256', batchKey, NO_SALT, info, TAG * count));
+  }
+
+  /** The token signer of the batch that `previous` produced on `path` for `caller`; `count` = entries expected. */
+  batch(path: string, caller: string, previous: unknown, count = 1): BatchTokens {
+    const a =
+      previous === undefined ? FIRST_BATCH : Buffer.from(JSON.stringify({ p: previous }), 'utf8').toString('base64url');
+    const k = this.batchKey(path, caller, a);
+    const chunks: Buffer[] = [];
+    return {
+      entry: (index) => {
+        const c = Math.floor(index / PER_CALL);
+        const at = index % PER_CALL;
+        let tags = chunks[c];
+        if (tags === undefined || tags.length < TAG * (at + 1)) {
+          tags = CursorCodec.tags(k, `c${c}`, Math.max(at + 1, Math.min(PER_CALL, count - c * PER_CALL)));
+          chunks[c] = tags;
+        }
+        return `${a}.${index}.${tags.subarray(TAG * at, TAG * (at + 1)).toString('base64url')}`;
+      },
+      end: () => `${a}.e.${CursorCodec.tags(k, 'e', 1).toString('base64url')}`,
+    };
+  }
+
+  /** A token for `position` (one-off; loops use `batch`). */
   encode(path: string, caller: string, position: CursorPosition): string {
-    const body: Body = position.end ? { e: 1 } : { i: position.index };
-    if (position.previous !== undefined) body.p = position.previous;
-    const b = Buffer.from(JSON.stringify(body), 'utf8').toString('base64url');
-    return b + '.' + this.mac(path, caller, b).toString('base64url');
+    const b = this.batch(path, caller, position.previous, position.index + 1);
+    return position.end ? b.end() : b.entry(position.index);
   }
 
   /** Decode a token presented on `path` by `caller`; INVALID_CURSOR when forged, foreign or malformed. */
   decode(path: string, caller: string, token: string): CursorPosition {
     const bad = (): SagawayError => new SagawayError('INVALID_CURSOR', 'the stream cursor is not valid here');
     if (token.length > MAX_TOKEN_LENGTH) throw bad();
-    const dot = token.indexOf('.');
-    if (dot <= 0) throw bad();
-    const b = token.slice(0, dot);
-    const sig = Buffer.from(token.slice(dot + 1), 'base64url');
-    const expected = this.mac(path, caller, b);
-    if (sig.length !== expected.length || !timingSafeEqual(sig, expected)) throw bad();
-    let body: Body;
+    const parts = token.split('.');
+    if (parts.length !== 3) throw bad();
+    const [a, b, m] = parts as [string, string, string];
+    const end = b === 'e';
+    if (a === '' || (!end && !INDEX.test(b))) throw bad();
+    const index = end ? -1 : Number(b);
+    if (index > MAX_INDEX) throw bad();
+    const k = this.batchKey(path, caller, a);
+    const at = index % PER_CALL;
+    const expected = end
+      ? CursorCodec.tags(k, 'e', 1)
+      : CursorCodec.tags(k, `c${Math.floor(index / PER_CALL)}`, at + 1).subarray(TAG * at);
+    const tag = Buffer.from(m, 'base64url');
+    if (tag.length !== TAG || !timingSafeEqual(tag, expected)) throw bad();
+    let body: { p?: unknown };
     try {
-      body = JSON.parse(Buffer.from(b, 'base64url').toString('utf8')) as Body;
+      body = JSON.parse(Buffer.from(a, 'base64url').toString('utf8')) as { p?: unknown };
     } catch {
       throw bad();
     }
-    if (typeof body !== 'object' || body === null) throw bad();
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw bad();
     const previous = Object.hasOwn(body, 'p') ? body.p : undefined;
-    if (body.e === 1) return previous === undefined ? { index: -1, end: true } : { previous, index: -1, end: true };
-    const index = body.i;
-    if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index > MAX_INDEX) throw bad();
-    return previous === undefined ? { index, end: false } : { previous, index, end: false };
+    return previous === undefined ? { index, end } : { previous, index, end };
   }
 }

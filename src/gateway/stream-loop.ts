@@ -121,25 +121,24 @@ export class StreamLoop {
         const response = isObject(result.response) ? result.response : {};
         const list = Array.isArray(response['list']) ? (response['list'] as unknown[]) : [];
         const end = Math.min(list.length, skip + settings.maxEntries);
-        for (let i = skip; i < end; i++) {
-          const id = cursors.encode(
-            path,
-            caller,
-            previous === undefined ? { index: i, end: false } : { previous, index: i, end: false },
-          );
-          this.write(formatEvent({ id, data: entryData(list[i]) }));
-        }
+        const tokens = cursors.batch(path, caller, previous, end);
+        // One write per batch: one chunk and (usually) one syscall instead of one per entry.
+        let out = '';
+        for (let i = skip; i < end; i++) out += formatEvent({ id: tokens.entry(i), data: entryData(list[i]) });
+        const events = end > skip ? end - skip : 0;
         if (end < list.length) {
+          this.write(out, events);
           // An oversized batch: the rest comes from re-running the same `previous` (as a resume would).
           skip = end;
           continue;
         }
         skip = 0;
         if (response['continue'] !== true) {
-          const id = this.endToken(previous);
-          this.write(formatEvent({ event: 'end', id, data: '{"reason":"complete"}' }));
+          out += formatEvent({ event: 'end', id: tokens.end(), data: '{"reason":"complete"}' });
+          this.write(out, events + 1);
           break;
         }
+        this.write(out, events);
         const next = response['next'];
         if (next !== undefined && next !== null) previous = next;
         const ms = waitFor(response['wait'], settings, (value) =>
@@ -186,18 +185,18 @@ export class StreamLoop {
     }
   }
 
-  private write(chunk: string): void {
-    if (this.closed) return;
+  /** Write `chunk` holding `events` events (0 for a comment); nothing for an empty chunk. */
+  private write(chunk: string, events: number): void {
+    if (this.closed || chunk === '') return;
     const { metrics } = this.shared;
     this.res.write(chunk);
     this.heartbeat.refresh();
     metrics.bytes.inc(Buffer.byteLength(chunk));
-    if (chunk.charCodeAt(0) !== 58 /* ':' */) metrics.events.inc();
+    metrics.events.inc(events);
   }
 
   private endToken(previous: unknown): string {
-    const position = previous === undefined ? { index: -1, end: true } : { previous, index: -1, end: true };
-    return this.shared.cursors.encode(this.spec.path, this.spec.caller, position);
+    return this.shared.cursors.batch(this.spec.path, this.spec.caller, previous).end();
   }
 
   /**
@@ -209,14 +208,14 @@ export class StreamLoop {
    */
   private sendError(problem: Problem, previous: unknown): void {
     const data = JSON.stringify(problem);
-    if (isRetryable(problem.code)) this.write(formatEvent({ event: 'error', retry: ERROR_RETRY_MS, data }));
-    else this.write(formatEvent({ event: 'error', id: this.endToken(previous), data }));
+    if (isRetryable(problem.code)) this.write(formatEvent({ event: 'error', retry: ERROR_RETRY_MS, data }), 1);
+    else this.write(formatEvent({ event: 'error', id: this.endToken(previous), data }), 1);
   }
 
   private readonly ping = (): void => {
     if (this.closed) return;
     // A full socket gets no ping: it would only grow the buffer; the stall timer handles it.
-    if (!this.res.writableNeedDrain) this.write(formatComment('ping'));
+    if (!this.res.writableNeedDrain) this.write(formatComment('ping'), 0);
     this.heartbeat.refresh();
   };
 

@@ -288,7 +288,7 @@ test('a token that expires while streaming ends the stream with event: error UNA
   const blocks = text.split('\n\n').filter((b) => b !== '');
   const last = blocks.at(-1)!;
   // UNAUTHORIZED is not retryable: the error carries the final token, so a reconnect stops (204).
-  assert.match(last, /^event: error\nid: [\w-]+\.[\w-]+\ndata: /);
+  assert.match(last, /^event: error\nid: [\w-]+\.e\.[\w-]+\ndata: /);
   const problem = JSON.parse(last.split('data: ')[1]!);
   assert.equal(problem.code, 'UNAUTHORIZED');
   assert.equal(problem.status, 401);
