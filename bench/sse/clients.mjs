@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// SSE load generator, in its own process: opens N streams to URL (at most 200 connecting at a
+// SSE load generator, in its own process: opens N streams to URL (at most 100 connecting at a
 // time), then, by --mode:
 //   idle     prints {"open":N} once all are open and holds them until it is killed
 //   count    counts the events received during --seconds, prints {"events","perSec"}
@@ -77,13 +77,17 @@ let next = 0;
 async function worker() {
   while (next < n) {
     next++;
-    // A connection refused or reset while hundreds are opening is retried, twice.
+    // A connection refused or reset while hundreds are opening (a full accept queue, which
+    // gVisor's network stack answers with a refusal) is retried after a pause, up to 8 times.
     for (let attempt = 0; ; attempt++) {
       try {
         await connect();
         break;
       } catch (e) {
-        if (attempt < 2) continue;
+        if (attempt < 8) {
+          await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));
+          continue;
+        }
         failed++;
         firstError ??= e.message;
         break;
@@ -91,7 +95,7 @@ async function worker() {
     }
   }
 }
-await Promise.all(Array.from({ length: Math.min(200, n) }, worker));
+await Promise.all(Array.from({ length: Math.min(100, n) }, worker));
 for (const r of open) r.setTimeout(0);
 if (failed) {
   console.log(JSON.stringify({ error: `${failed} of ${n} streams failed to open: ${firstError}` }));
