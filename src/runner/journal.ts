@@ -81,7 +81,13 @@ export class Journal {
       startedAt: now,
       updatedAt: now,
     };
-    await this.state.upsert(id, data);
+    try {
+      // One round trip on SQL states; the same caller reusing a request id replaces its record.
+      await this.state.create(id, data);
+    } catch (err) {
+      if (!(err instanceof SagawayError && err.code === 'RECORD_EXISTS')) throw err;
+      await this.state.upsert(id, data);
+    }
     return id;
   }
 
@@ -125,10 +131,15 @@ export class Journal {
         if (typeof owner !== 'string' || isLive(owner)) continue;
         try {
           claimed.push(
-            await this.state.update(rec.id, { owner: this.instance, updatedAt: Date.now() }, { expectedVersion: rec.version }),
+            await this.state.update(
+              rec.id,
+              { owner: this.instance, updatedAt: Date.now() },
+              { expectedVersion: rec.version },
+            ),
           );
         } catch (err) {
-          if (!(err instanceof SagawayError && (err.code === 'STALE_VERSION' || err.code === 'RECORD_NOT_FOUND'))) throw err;
+          if (!(err instanceof SagawayError && (err.code === 'STALE_VERSION' || err.code === 'RECORD_NOT_FOUND')))
+            throw err;
         }
         if (claimed.length >= limit) return claimed;
       }
