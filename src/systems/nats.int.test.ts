@@ -54,15 +54,20 @@ describe('nats system in process', { skip: up ? false : skipOrFail(`NATS not rea
   before(async () => {
     const { connect } = await import('@nats-io/transport-node');
     const nc = await connect({ servers: NATS });
-    nc.subscribe(`${prefix}.ev.>`, {
-      callback: (_e, m) => {
-        seen.push(m.subject);
-      },
-    });
+    for (const subject of [`${prefix}.ev.>`, `${prefix}.reply.>`, `${prefix}b.reply.>`]) {
+      nc.subscribe(subject, {
+        callback: (_e, m) => {
+          seen.push(m.subject);
+        },
+      });
+    }
     closeTap = () => nc.close();
     h = await startTestHost(
       {
-        systems: { bus: { type: 'nats', servers: [NATS], prefix } },
+        systems: {
+          bus: { type: 'nats', servers: [NATS], prefix },
+          bus2: { type: 'nats', servers: [NATS], prefix: `${prefix}b` },
+        },
         defaultSystem: 'bus',
         runners: {
           orch: {
@@ -87,6 +92,27 @@ describe('nats system in process', { skip: up ? false : skipOrFail(`NATS not rea
                   { id: 'ok', type: 'success' },
                 ],
               },
+              {
+                id: 'via2',
+                path: '/via2',
+                steps: [
+                  { id: 'start', type: 'start', links: [{ to: 'e' }] },
+                  {
+                    id: 'e',
+                    type: 'event',
+                    eventMeta: {
+                      action: 'Const',
+                      version: 0,
+                      stream: 'work',
+                      responseSystem: 'bus2',
+                      outputElement: '$.out',
+                      parameters: { value: 7 },
+                    },
+                    links: [{ to: 'ok' }],
+                  },
+                  { id: 'ok', type: 'success' },
+                ],
+              },
             ],
           },
           worker: { handlers: ['./probe.mjs'], streams: { work: { handler: 'probe' } } },
@@ -94,20 +120,39 @@ describe('nats system in process', { skip: up ? false : skipOrFail(`NATS not rea
       } as never,
       { files: { 'probe.mjs': PROBE_HANDLER } },
     );
-    await until(async () => (await h.host.ready())['system:bus'] === true, 5000);
+    await until(async () => {
+      const r = await h.host.ready();
+      return r['system:bus'] === true && r['system:bus2'] === true;
+    }, 5000);
   });
 
   after(async () => {
     await h?.close();
     await closeTap?.();
     await dropStreams(prefix);
+    await dropStreams(`${prefix}b`);
   });
 
   test('a stream on a nats system goes through NATS when both runners share the process', async () => {
     const r = await h.run('/remote', { runner: 'orch' });
     assert.equal(r.outcome, 'SUCCESS', JSON.stringify(r.error));
     assert.deepEqual(r.response, { out: 42 });
-    assert.deepEqual(seen, [`${prefix}.ev.work.worker.1`]);
+    assert.deepEqual(
+      seen.map((s) => s.split('.').slice(0, 2).join('.')),
+      [`${prefix}.ev`, `${prefix}.reply`],
+    );
+    assert.equal(seen[0], `${prefix}.ev.work.worker.1`);
+  });
+
+  test('responseSystem: the reply comes back on another nats system', async () => {
+    seen.length = 0;
+    const r = await h.run('/via2', { runner: 'orch' });
+    assert.equal(r.outcome, 'SUCCESS', JSON.stringify(r.error));
+    assert.deepEqual(r.response, { out: 7 });
+    assert.deepEqual(
+      seen.map((s) => s.split('.').slice(0, 2).join('.')),
+      [`${prefix}.ev`, `${prefix}b.reply`],
+    );
   });
 
   test('an event that is never acknowledged fails with EVENT_DELIVERY_EXHAUSTED after maxDeliver deliveries', async () => {
