@@ -34,7 +34,7 @@ export interface SagaRun {
   signal?: AbortSignal;
   /**
    * Called after every completed event step with the step that comes next and the payload (a
-   * journal of the run's progress). A rejection ends the run with its error. Only event steps
+   * journal of the run's progress), except when the next step ends the saga. A rejection ends the run with its error. Only event steps
    * are journaled: they are the only steps with effects outside the payload.
    */
   journal?: (next: string, payload: Payload, context: RequestContext) => Promise<void>;
@@ -179,8 +179,9 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: Abort
           cause: error,
         });
       }
-      if (run.journal && step.type === 'event') await run.journal(link.to, payload, ctx);
-      step = saga.steps.get(link.to)!;
+      step = run.journal
+        ? await journaled(run.journal, step, saga.steps.get(link.to)!, payload, ctx)
+        : saga.steps.get(link.to)!;
       continue;
     }
     const link = selectLink(step, value, false);
@@ -192,9 +193,26 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: Abort
         step: step.id,
       });
     }
-    if (run.journal && step.type === 'event') await run.journal(link.to, payload, ctx);
-    step = saga.steps.get(link.to)!;
+    step = run.journal
+      ? await journaled(run.journal, step, saga.steps.get(link.to)!, payload, ctx)
+      : saga.steps.get(link.to)!;
   }
+}
+
+/**
+ * Journal the progress after an event step, then move on. Not before an end step (`success`,
+ * `fail`): the outcome is written right after it, so the extra write would only shrink, by one
+ * write, the window in which a crash re-runs the event (at least once, same idempotency key).
+ */
+async function journaled(
+  journal: NonNullable<SagaRun['journal']>,
+  from: CompiledStep,
+  to: CompiledStep,
+  payload: Payload,
+  ctx: RequestContext,
+): Promise<CompiledStep> {
+  if (from.type === 'event' && to.type !== 'success' && to.type !== 'fail') await journal(to.id, payload, ctx);
+  return to;
 }
 
 async function sendEvent(
