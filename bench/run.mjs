@@ -37,7 +37,7 @@ if (!existsSync(join(ROOT, 'dist', 'src', 'cli', 'main.js'))) throw new Error('b
 const peers = join(ROOT, 'bench', 'peers');
 if (!existsSync(join(peers, 'node_modules'))) {
   opts.log('installing the peers into bench/peers/node_modules (once)...');
-  execFileSync('npm', ['ci', '--prefix', peers, '--no-audit', '--no-fund'], { stdio: 'inherit' });
+  execFileSync('npm', ['install', '--prefix', peers, '--no-audit', '--no-fund'], { stdio: 'inherit' });
 }
 
 const started = Date.now();
