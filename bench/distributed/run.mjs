@@ -226,6 +226,18 @@ const results = [...byName.values()].map((all) => {
   const sorted = [...all].sort((a, b) => a.rps - b.rps);
   return { ...sorted[Math.floor((sorted.length - 1) / 2)], all };
 });
+function verdict(rs) {
+  const mol = rs.find((r) => r.name.startsWith('Moleculer'));
+  const off = rs.find((r) => r.name.includes('journal off'));
+  const on = rs.find((r) => r.name.includes('journal on'));
+  if (!mol || !off || !on) return '';
+  const share = Math.round((off.rps / mol.rps) * 100);
+  return (
+    `In this run the journal costs ${Math.round((1 - on.rps / off.rps) * 100)}% of the throughput and ${on.p50 - off.p50} ms at the median. ` +
+    `The aim, at least Moleculer's throughput, is ${share >= 100 ? 'met' : `not met: sagaway without the journal reaches ${share}% of it`}.`
+  );
+}
+
 const rows = results.map(
   (r) =>
     `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.all.map((x) => Math.round(x.rps)).join(', ')} |`,
@@ -245,6 +257,15 @@ ${rounds} rounds per system, interleaved, each after a 3 s warm-up; the median r
 | system | req/s | p50 | p99 | errors | req/s of each round |
 |---|---:|---:|---:|---:|---|
 ${rows.join('\n')}
+
+What the difference is made of. Moleculer sends a request and a response over core NATS and
+keeps nothing: a worker that dies mid-call loses the call. sagaway's remote step is stored in a
+JetStream stream (file storage) before it runs, acknowledged after the reply, and redelivered to
+another replica if its runner dies; the gateway also reaches the orchestrating runner through
+NATS (one more hop and one more process). Per request that is about twice the NATS messages plus
+a stored and deleted JetStream message. The journal adds PostgreSQL writes per request (the run
+record and the outcome; one more after each event step that does not end the saga), which is what
+lets another process finish the saga and \`/api/status\` report it. ${verdict(results)}
 <!-- distributed:end -->`;
 console.log(`\n${section}`);
 if (values.write) {
