@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
+import { findPgBin, startOwnPostgres } from '../states/own-postgres.js';
 import { pgUnavailableReason } from '../states/pg-available.js';
 import {
   call,
@@ -49,14 +50,14 @@ function step(id: string, meta: Record<string, unknown>, next: string) {
   };
 }
 
-function configFor(prefix: string, servers: string, timeout = '10s') {
+function configFor(prefix: string, servers: string, timeout = '10s', pgUrl = PG) {
   return {
     gateway: { apis: [{ path: '/', runner: 'api', public: true }], limits: { timeout } },
     systems: { bus: { type: 'nats', servers: [servers], ackWait: '1s', maxDeliver: 5, prefix } },
     defaultSystem: 'bus',
     states: {
-      jr: { type: 'postgres', url: PG, table: `${prefix}_journal` },
-      ledger: { type: 'postgres', url: PG, table: `${prefix}_ledger` },
+      jr: { type: 'postgres', url: pgUrl, table: `${prefix}_journal` },
+      ledger: { type: 'postgres', url: pgUrl, table: `${prefix}_ledger` },
     },
     runners: {
       api: {
@@ -127,10 +128,11 @@ async function startCluster(
   prefix: string,
   servers: string,
   timeout?: string,
+  pgUrl?: string,
 ): Promise<{ cluster: Cluster; log: string }> {
   const { stringify } = await import('yaml');
   const cluster = await Cluster.create({
-    'sagaway.yaml': stringify(configFor(prefix, servers, timeout)),
+    'sagaway.yaml': stringify(configFor(prefix, servers, timeout, pgUrl)),
     'work.mjs': WORK_HANDLER,
   });
   return { cluster, log: join(cluster.dir, 'handler.log') };
@@ -322,6 +324,46 @@ describe('fault injection', { skip }, () => {
           `non-200 outcomes later: ${JSON.stringify(Object.fromEntries([...new Set(outcomes.values())].map((v) => [v, [...outcomes.values()].filter((x) => x === v).length])))}; ` +
           `ledger rows=${ledger}; outage ${downAt}..${upAt} ms`,
       );
+    },
+  );
+  test(
+    'PostgreSQL (journal and ledger) down: 503 STATE_UNAVAILABLE with Retry-After, no crash, work resumes',
+    {
+      timeout: 90_000,
+      skip: findPgBin() ? false : skipOrFail('PostgreSQL server binaries (initdb, pg_ctl) not installed'),
+    },
+    async () => {
+      const pgOwn = await startOwnPostgres(findPgBin()!);
+      cleanups.push(() => pgOwn.destroy());
+      const prefix = uniquePrefix('pd');
+      const { cluster, log } = await startCluster(prefix, NATS, '5s', pgOwn.url);
+      cleanups.push(
+        () => cluster.close(),
+        () => dropStreams(NATS, prefix),
+      );
+      const env = { ...FAST, SAGAWAY_TEST_LOG: log };
+      const api = await cluster.runner('api', undefined, env);
+      const worker = await cluster.runner('worker', undefined, env);
+      const { port } = await cluster.gateway(FAST);
+      await waitUntil(async () => (await call(port, '/api/request/quick')).status === 200, 10_000, 100);
+
+      await pgOwn.stop('immediate');
+      const down = [];
+      for (let i = 0; i < 5; i++) down.push(await call(port, '/api/request/quick'));
+      for (const r of down) {
+        assert.equal(r.status, 503, JSON.stringify(r.body));
+        assert.equal((r.body as { code: string }).code, 'STATE_UNAVAILABLE');
+        assert.equal(r.headers.get('retry-after'), '1');
+      }
+      const ready = await fetch(`http://127.0.0.1:${api.port}/readyz`);
+      assert.equal(ready.status, 503, 'the runner reports its journal unreachable');
+
+      await pgOwn.start();
+      await waitUntil(async () => (await call(port, '/api/request/quick')).status === 200, 20_000, 200);
+      assert.equal(api.proc.exited, false, 'the orchestrator did not crash');
+      assert.equal(worker.proc.exited, false, 'the worker did not crash');
+      assert.equal((await fetch(`http://127.0.0.1:${api.port}/readyz`)).status, 200);
+      console.log(`# counts: 5 requests during the outage -> 5 x 503 STATE_UNAVAILABLE; after restart -> 200`);
     },
   );
 });
