@@ -357,8 +357,9 @@ export class NatsSystem implements System {
       p.targets.map(async (t) => {
         const key = targetKey(t.runner, t.deployment);
         try {
+          // No message id: every publish of an event is meant to be delivered (a republish after a
+          // reconnect is deliberate), so JetStream's de-duplication would only cost.
           const ack = await this.js!.publish(this.names.event(p.stream, t.runner, t.deployment), p.messages.get(key)!, {
-            msgID: `${p.eventId}:${key}:${p.rounds}`,
             timeout: 5000,
           });
           this.options.pending.published(this.name, ack.seq, p.eventId, key);
