@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { registerOps } from '../gateway/health.js';
-import { GatewayMetrics } from '../gateway/metrics.js';
+import type { GatewayMetrics } from '../gateway/metrics.js';
 
 /** A running operations server. */
 export interface OpsServer {
@@ -10,15 +10,16 @@ export interface OpsServer {
 
 /**
  * `/healthz`, `/readyz` and `/metrics` for a process that has no gateway (`sagaway runner`,
- * DESIGN §9), on `port` (0 = any free port).
+ * DESIGN §9), on `port` (0 = any free port). `metrics` holds the registry that is served.
  */
 export async function startOpsServer(
   port: number,
   host: string,
   ready: () => Promise<Record<string, boolean>>,
+  metrics: GatewayMetrics,
 ): Promise<OpsServer> {
   const app = Fastify({ logger: false });
-  registerOps(app, new GatewayMetrics({ defaultMetrics: true }), ready);
+  registerOps(app, metrics, ready);
   await app.listen({ port, host });
   const address = app.server.address();
   return {

@@ -2,7 +2,9 @@ import type { Settings } from '../config/settings.js';
 import { SagawayError } from '../core/errors.js';
 import { createLogger } from '../core/logger.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
+import { GatewayMetrics } from '../gateway/metrics.js';
 import { Host } from '../runner/host.js';
+import { runnerMetrics } from '../runner/metrics.js';
 import { createState } from '../states/index.js';
 import type { CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
@@ -30,6 +32,7 @@ export async function runnerCommand(options: CliOptions): Promise<number> {
       'a runner process needs a nats system to be reached (or use `sagaway start`)',
     );
   }
+  const metrics = new GatewayMetrics({ defaultMetrics: true });
   const host = await Host.start({
     settings,
     log,
@@ -37,8 +40,9 @@ export async function runnerCommand(options: CliOptions): Promise<number> {
     builtins: BUILTIN_HANDLERS,
     createState,
     serveRequests: true,
+    observer: runnerMetrics(metrics.registry),
   });
-  const ops = await startOpsServer(parsePort(options.port) ?? 0, settings.gateway.host, () => host.ready());
+  const ops = await startOpsServer(parsePort(options.port) ?? 0, settings.gateway.host, () => host.ready(), metrics);
   log.info(
     { port: ops.port, config: file, deployment: settings.runners[name]!.deployment, instance: host.instance },
     'sagaway runner started',

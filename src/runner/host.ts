@@ -7,6 +7,7 @@ import { compileSaga } from '../saga/graph.js';
 import type { State } from '../states/state.js';
 import { LocalSystem } from '../systems/local.js';
 import type { NatsHub } from '../systems/nats/hub.js';
+import type { ServeObserver } from '../systems/nats/serve.js';
 import type { EventMessage, EventReply, SagaService } from '../systems/system.js';
 import type { HandlerFactory } from './handler-api.js';
 import { Journal, JournalReader } from './journal.js';
@@ -28,6 +29,8 @@ export interface HostOptions {
   secrets?: SecretSource;
   /** serve the hosted runners' gateway requests over NATS (the `runner` command); default false */
   serveRequests?: boolean;
+  /** metrics hooks of the NATS serving side */
+  observer?: ServeObserver;
 }
 
 /** How often journaled runs whose process is gone are looked for. */
@@ -74,7 +77,7 @@ export class Host implements SagaService {
         host.runners.set(name, runner);
         host.local.register(runner);
       }
-      host.hub?.serve([...host.runners.values()], options.serveRequests ?? false);
+      host.hub?.serve([...host.runners.values()], options.serveRequests ?? false, options.observer);
       host.startResumer();
     } catch (e) {
       await host.close();

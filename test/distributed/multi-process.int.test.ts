@@ -112,6 +112,7 @@ describe(
     const alice = { 'x-api-key': 'alice-key' };
     const captured: string[] = [];
     let closeTap: (() => Promise<void>) | undefined;
+    let bPort = 0;
 
     before(async () => {
       const { stringify } = await import('yaml');
@@ -130,12 +131,13 @@ describe(
       }
       closeTap = () => nc.close();
       const env = { SAGAWAY_TEST_LOG: logFile };
-      await Promise.all([
+      const started = await Promise.all([
         cluster.runner('api', undefined, { ...env, SAGAWAY_TEST_TAG: 'api' }),
         cluster.runner('worker', 'a', { ...env, SAGAWAY_TEST_TAG: 'a1', SAGAWAY_SECRET_TOKEN: SECRET }),
         cluster.runner('worker', 'a', { ...env, SAGAWAY_TEST_TAG: 'a2', SAGAWAY_SECRET_TOKEN: SECRET }),
         cluster.runner('worker', 'b', { ...env, SAGAWAY_TEST_TAG: 'b1', SAGAWAY_SECRET_TOKEN: SECRET }),
       ]);
+      bPort = started[3].port;
       ({ port } = await cluster.gateway());
       // The gateway connects in the background; the orchestrator learns the workers from their advertisements.
       await waitUntil(
@@ -190,6 +192,12 @@ describe(
       }
       assert.deepEqual([both, onlyB], [N, N]);
       const replicas = new Set(lines.filter((l) => l.tag.startsWith('a')).map((l) => l.tag));
+      // The runner's own metrics agree: deployment b ran 2N events, all first deliveries.
+      const metrics = await (await fetch(`http://127.0.0.1:${bPort}/metrics`)).text();
+      const ran = /sagaway_runner_events_total\{stream="work",status="SUCCESS",redelivered="false"\} (\d+)/.exec(
+        metrics,
+      );
+      assert.equal(Number(ran?.[1]), 2 * N, metrics.slice(0, 2000));
       console.log(
         `# counts: ${N} runs without a list -> a:${N} b:${N}; ${N} runs with [b] -> b:${N} a:0; replicas of a used: ${[...replicas].join(',')}`,
       );

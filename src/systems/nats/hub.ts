@@ -7,7 +7,7 @@ import { NatsSystem } from '../nats.js';
 import type { SagaService } from '../system.js';
 import { ADVERTISE_INTERVAL_MS } from './directory.js';
 import { PendingReplies } from './pending.js';
-import { NatsServer, type NatsEndpoint } from './serve.js';
+import { NatsServer, type NatsEndpoint, type ServeObserver } from './serve.js';
 
 /** A new id for this process: reply routes and advertisements carry it. */
 export function newInstanceId(): string {
@@ -76,7 +76,7 @@ export class NatsHub implements SagaService {
   }
 
   /** Serve the runners of this process: gateway requests, their streams, advertisements. */
-  serve(endpoints: readonly NatsEndpoint[], serveRequests: boolean): void {
+  serve(endpoints: readonly NatsEndpoint[], serveRequests: boolean, observer: ServeObserver = {}): void {
     const gateway = this.gatewaySystem();
     for (const system of this.systems.values()) {
       const server = new NatsServer(
@@ -86,6 +86,7 @@ export class NatsHub implements SagaService {
         (n) => this.systems.get(n),
         this.log,
         this.instance,
+        observer,
       );
       server.start();
       this.servers.push(server);

@@ -20,6 +20,14 @@ export interface NatsEndpoint {
   describe(): { handlers: Record<string, Record<string, number[]>>; actions: string[] };
 }
 
+/** Hooks for metrics of the serving side (all optional). */
+export interface ServeObserver {
+  /** an event ran on this process: its stream, status and duration */
+  event?(stream: string, status: string, seconds: number, redelivered: boolean): void;
+  /** a saga request from the gateway was answered */
+  run?(outcome: string, seconds: number): void;
+}
+
 /** Events one replica runs at once per stream (JetStream holds the rest). */
 const CONCURRENCY = 64;
 /** Fields of a stream binding's meta that change which function runs. */
@@ -48,6 +56,7 @@ export class NatsServer {
     private readonly peer: (name: string) => NatsSystem | undefined,
     log: Logger,
     private readonly instance: string,
+    private readonly observer: ServeObserver = {},
   ) {
     this.log = log.child({ system: system.name });
   }
@@ -159,7 +168,9 @@ export class NatsServer {
       result = failResult({ code: 'INTERNAL', message: 'unreadable saga request', http: 500 });
     } else {
       const { v: _v, ...req } = m;
+      const t0 = performance.now();
       result = await endpoint.run(req as SagaRequest);
+      this.observer.run?.(result.outcome, (performance.now() - t0) / 1000);
     }
     let data: Uint8Array;
     try {
@@ -197,7 +208,9 @@ export class NatsServer {
     const deadlineTimer = setTimeout(() => controller.abort(), left);
     const keepAlive = setInterval(() => m.working(), Math.max(100, Math.floor(this.system.settings.ackWaitMs / 3)));
     try {
+      const t0 = performance.now();
       const reply = await endpoint.execute(event, binding, controller.signal);
+      this.observer.event?.(binding.name, reply.status, (performance.now() - t0) / 1000, m.info.deliveryCount > 1);
       const system = event.reply.system === this.system.name ? this.system : this.peer(event.reply.system);
       if (!system) {
         this.log.warn({ system: event.reply.system }, 'reply system not connected here; reply dropped');
