@@ -3,8 +3,50 @@
 // same machine state; the median round is reported.
 import { httpLoad } from './load.mjs';
 import { cpuMsOf } from './proc.mjs';
+/* global fetch */
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** JSON with object keys sorted, so that answers compare regardless of key order. */
+const canonical = (v) =>
+  JSON.stringify(v, (_k, x) =>
+    x && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : x,
+  );
+
+/**
+ * Equal work: every target must answer the same JSON (key order aside) as the first one, or the
+ * comparison is refused.
+ */
+export async function sameAnswers(targets) {
+  let first;
+  for (const t of targets) {
+    const res = await fetch(t.url);
+    const body = canonical(await res.json());
+    if (res.status !== 200) throw new Error(`${t.name} answered ${res.status}: ${body}`);
+    first ??= { name: t.name, body };
+    if (body !== first.body) throw new Error(`${t.name} answers ${body}, but ${first.name} answers ${first.body}`);
+  }
+}
+
+/**
+ * Starts each server with `start()`; a peer that fails to start is left out with a note instead
+ * of ending the workload (sagaway failing to start still ends it). Returns the started ones.
+ */
+export async function startEach(specs, servers, notes) {
+  const out = {};
+  for (const [name, start] of Object.entries(specs)) {
+    try {
+      out[name] = await start();
+      servers.push(out[name]);
+    } catch (err) {
+      if (name === 'sagaway') throw err;
+      notes.push(`${name} did not start, left out: ${String(err.message).split('\n')[0]}`);
+    }
+  }
+  return out;
+}
 
 /**
  * targets: [{ name, url, pids }] (servers already started; pids = the processes serving it,
@@ -14,6 +56,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
  * than requests/s.
  */
 export async function compareHttp(targets, { connections, seconds, rounds, warmup = 2, log }) {
+  await sameAnswers(targets);
   for (const t of targets) await httpLoad(t.url, { connections, seconds: warmup });
   const runs = Object.fromEntries(targets.map((t) => [t.name, []]));
   for (let r = 0; r < rounds; r++) {
