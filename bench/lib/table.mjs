@@ -9,6 +9,14 @@ const fmt = (v, metric) => {
 };
 
 function cells(r) {
+  // An absolute target (absTarget: { text, met }) instead of a ratio, e.g. "≤ 16 KB".
+  if (r.absTarget)
+    return [
+      ...cells({ ...r, absTarget: undefined, target: undefined }).slice(0, 6),
+      r.absTarget.text,
+      r.absTarget.met ? 'yes' : 'no',
+      r.detail ?? '',
+    ];
   const met = r.target === undefined || Number.isNaN(r.ratio) ? '' : r.ratio >= r.target ? 'yes' : 'no';
   return [
     r.workload,

@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { httpLoad } from '../lib/load.mjs';
 import { cpuMsOf, freePort, startService } from '../lib/proc.mjs';
 import { peerScript, ROOT } from '../lib/servers.mjs';
+import { items } from '../lib/items.cjs';
 
 const { values } = parseArgs({
   options: { seconds: { type: 'string' }, rounds: { type: 'string' }, connections: { type: 'string' } },
@@ -64,13 +65,17 @@ try {
   }
   if (!reg.ok) throw new Error(`registration failed: ${reg.status} ${await reg.text()}`);
   const url = `http://127.0.0.1:${ingress}/items/get`;
-  for (let i = 0; i < 50; i++) {
+  let answer;
+  for (let i = 0; i < 50 && answer === undefined; i++) {
     const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '"42"' }).catch(
       () => null,
     );
-    if (r?.ok) break;
-    await new Promise((res) => setTimeout(res, 200));
+    if (r?.ok) answer = await r.json();
+    else await new Promise((res) => setTimeout(res, 200));
   }
+  // Equal work: the same item as every other server answers.
+  if (JSON.stringify(answer) !== JSON.stringify(items.get('42')))
+    throw new Error(`Restate answered ${JSON.stringify(answer)}`);
   const load = { connections: Number(values.connections), method: 'POST', body: '"42"' };
   await httpLoad(url, { ...load, seconds: 2 });
   const runs = [];

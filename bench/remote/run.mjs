@@ -91,43 +91,61 @@ export async function remote(opts) {
   const targets = [];
   const env = { BENCH_PREFIX: prefix, NATS_URL, NATS: NATS_URL, NAMESPACE: prefix, REDIS_URL, QUEUE_PREFIX: prefix };
   try {
+    // Each group is two processes; a group that fails to start is left out with a note.
+    const group = async (name, start) => {
+      try {
+        await start();
+      } catch (err) {
+        notes.push(`remote step: ${name} did not start, left out: ${String(err.message).split('\n')[0]}`);
+      }
+    };
     if (natsUp) {
-      const store = await sagawayProcess(
-        ['runner', '--config', join(ROOT, 'bench/remote/store.yaml'), '--runner', 'store'],
-        { env },
-      );
-      const edge = await sagawayStart('bench/remote/edge.yaml', { env });
-      servers.push(store, edge);
-      await until200(`${edge.base}/api/request/items/42`);
-      targets.push({
-        name: 'sagaway (JetStream event)',
-        pids: [edge.pid, store.pid],
-        url: `${edge.base}/api/request/items/42`,
+      await group('sagaway (JetStream event)', async () => {
+        const store = await sagawayProcess(
+          ['runner', '--config', join(ROOT, 'bench/remote/store.yaml'), '--runner', 'store'],
+          { env },
+        );
+        servers.push(store);
+        const edge = await sagawayStart('bench/remote/edge.yaml', { env });
+        servers.push(edge);
+        await until200(`${edge.base}/api/request/items/42`);
+        targets.push({
+          name: 'sagaway (JetStream event)',
+          pids: [edge.pid, store.pid],
+          url: `${edge.base}/api/request/items/42`,
+        });
       });
-
-      const runner = await sagawayProcess(
-        ['runner', '--config', join(ROOT, 'bench/remote/direct.yaml'), '--runner', 'items'],
-        { env },
-      );
-      const gateway = await sagawayProcess(['gateway', '--config', join(ROOT, 'bench/remote/direct.yaml')], { env });
-      servers.push(runner, gateway);
-      await until200(`${gateway.base}/api/request/items/42`);
-      targets.push({
-        name: 'sagaway (gateway → runner)',
-        pids: [gateway.pid, runner.pid],
-        url: `${gateway.base}/api/request/items/42`,
+      await group('sagaway (gateway → runner)', async () => {
+        const runner = await sagawayProcess(
+          ['runner', '--config', join(ROOT, 'bench/remote/direct.yaml'), '--runner', 'items'],
+          { env },
+        );
+        servers.push(runner);
+        const gateway = await sagawayProcess(['gateway', '--config', join(ROOT, 'bench/remote/direct.yaml')], { env });
+        servers.push(gateway);
+        await until200(`${gateway.base}/api/request/items/42`);
+        targets.push({
+          name: 'sagaway (gateway → runner)',
+          pids: [gateway.pid, runner.pid],
+          url: `${gateway.base}/api/request/items/42`,
+        });
       });
-
-      const node = await peerScript('moleculer-node.mjs', '/', { env, probe: false });
-      const web = await peerScript('moleculer-web.mjs', '/items/2', { env: { ...env, WORKLOAD: 'remote' } });
-      servers.push(node, web);
-      targets.push({ name: 'Moleculer over NATS', pids: [web.pid, node.pid], url: `${web.base}/items/42` });
+      await group('Moleculer over NATS', async () => {
+        const node = await peerScript('moleculer-node.mjs', '/', { env, probe: false });
+        servers.push(node);
+        const web = await peerScript('moleculer-web.mjs', '/items/2', { env: { ...env, WORKLOAD: 'remote' } });
+        servers.push(web);
+        targets.push({ name: 'Moleculer over NATS', pids: [web.pid, node.pid], url: `${web.base}/items/42` });
+      });
     }
     if (redisUp) {
-      const worker = await peerScript('bullmq-worker.mjs', '/', { env, probe: false });
-      const api = await peerScript('bullmq-api.mjs', '/items/2', { env });
-      servers.push(worker, api);
-      targets.push({ name: 'BullMQ flow', pids: [api.pid, worker.pid], url: `${api.base}/items/42` });
+      await group('BullMQ flow', async () => {
+        const worker = await peerScript('bullmq-worker.mjs', '/', { env, probe: false });
+        servers.push(worker);
+        const api = await peerScript('bullmq-api.mjs', '/items/2', { env });
+        servers.push(api);
+        targets.push({ name: 'BullMQ flow', pids: [api.pid, worker.pid], url: `${api.base}/items/42` });
+      });
     }
     const r = targets.length ? await compareHttp(targets, opts) : {};
     await Promise.all(servers.map((s) => s.stop()));
@@ -144,7 +162,7 @@ export async function remote(opts) {
     const row = (mine, peer, target) => {
       if (!r[mine] || !r[peer]) return;
       rows.push({
-        workload: `one remote step: ${mine.replace('sagaway ', '')}`,
+        workload: `one remote step, sagaway ${mine.replace('sagaway (', '').replace(')', '')}`,
         metric: 'req/s',
         sagaway: r[mine].rps,
         peer,

@@ -188,7 +188,7 @@ export async function sse(opts) {
         peerValue: p.kbPerStream,
         ratio: p.kbPerStream / s.kbPerStream,
         target: undefined,
-        detail: peer === 'hand-written' ? `target ≤ 16 KB: ${s.kbPerStream <= 16 ? 'met' : 'not met'}` : '',
+        ...(peer === 'hand-written' ? { absTarget: { text: '≤ 16 KB', met: s.kbPerStream <= 16 } } : {}),
       },
       {
         workload: 'SSE: events delivered to 1,000 clients',
