@@ -29,10 +29,11 @@ const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Register the status route (and the 503 Retry-After default). */
 export function registerStatusRoute(app: FastifyInstance, ctx: GatewayContext, source: StatusSource | undefined): void {
-  app.addHook('onSend', async (_request, reply, payload) => {
+  // Callback style: this hook runs on every response, and an async hook costs a promise each.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (reply.statusCode === 503 && !reply.hasHeader('retry-after'))
       reply.header('retry-after', String(RETRY_AFTER_SECONDS));
-    return payload;
+    done(null, payload);
   });
 
   app.get<{ Params: { requestId: string } }>('/api/status/:requestId', async (request, reply) => {
