@@ -22,8 +22,8 @@ before(async () => {
     request: { method: 'GET', path: '/x', id: 'req-1', query: {} },
     user: { sub: 'apikey:alice', roles: [], claims: {}, anonymous: false },
   };
-  const id = await journal.begin('s', 'run', {}, ctx);
-  await journal.finish(id, {
+  const entry = await journal.begin('s', 'run', {}, ctx);
+  await journal.finish(entry, {
     outcome: 'FAIL',
     http: 409,
     error: { code: 'RECORD_EXISTS', message: 'taken', http: 409 },

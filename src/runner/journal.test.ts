@@ -18,15 +18,16 @@ const ctx = (sub: string | null, id: string) => ({
 test('journal: begin, steps, finish; the status is read by the same caller only', async () => {
   const state = await memory();
   const j = new Journal(state, 'api', '1', 'me', silentLogger());
-  const id = await j.begin('saga', 'run1', { a: 1 }, ctx('alice', 'req-1'));
+  const entry = await j.begin('saga', 'run1', { a: 1 }, ctx('alice', 'req-1'));
+  const id = entry.id;
   assert.equal(id, journalId('alice', 'req-1'));
   const reader = new JournalReader([state]);
   assert.equal((await reader.lookup('alice', 'req-1'))?.status, 'RUNNING');
-  await j.stepper(id)('next', { parameters: { a: 1 }, out: 2 }, { ...ctx('alice', 'req-1'), status: 'SUCCESS' });
+  await j.stepper(entry)('next', { parameters: { a: 1 }, out: 2 }, { ...ctx('alice', 'req-1'), status: 'SUCCESS' });
   const rec = await state.get(id);
   assert.equal(rec?.data['next'], 'next');
   assert.deepEqual(rec?.data['payload'], { parameters: { a: 1 }, out: 2 });
-  await j.finish(id, { outcome: 'SUCCESS', http: 200, response: { out: 2 } });
+  await j.finish(entry, { outcome: 'SUCCESS', http: 200, response: { out: 2 } });
   assert.deepEqual(await reader.lookup('alice', 'req-1'), {
     requestId: 'req-1',
     status: 'DONE',
@@ -45,7 +46,7 @@ test('claimOrphans: only RUNNING runs of this runner and deployment whose owner 
   const dead = new Journal(state, 'api', '1', 'dead', silentLogger());
   const live = new Journal(state, 'api', '1', 'live', silentLogger());
   const other = new Journal(state, 'api', '2', 'dead', silentLogger());
-  const orphan = await dead.begin('saga', 'r1', {}, ctx('u', 'o1'));
+  const orphan = (await dead.begin('saga', 'r1', {}, ctx('u', 'o1'))).id;
   await live.begin('saga', 'r2', {}, ctx('u', 'o2'));
   await other.begin('saga', 'r3', {}, ctx('u', 'o3'));
   const done = await dead.begin('saga', 'r4', {}, ctx('u', 'o4'));
@@ -61,4 +62,21 @@ test('claimOrphans: only RUNNING runs of this runner and deployment whose owner 
     [orphan],
   );
   assert.match(String(claimed[0]!.data['owner']), /^survivor-/);
+});
+
+test('a run taken over by another process: the old owner can neither move it on nor write its outcome', async () => {
+  const state = await memory();
+  const old = new Journal(state, 'api', '1', 'old', silentLogger());
+  const entry = await old.begin('saga', 'r1', {}, ctx('u', 't1'));
+  await old.stepper(entry)('b', { parameters: {} }, ctx('u', 't1'));
+  const fresh = new Journal(state, 'api', '1', 'new', silentLogger());
+  const [claimed] = await fresh.claimOrphans((i) => i === 'new');
+  assert.ok(claimed);
+  await assert.rejects(old.stepper(entry)('c', { parameters: {} }, ctx('u', 't1')), { code: 'RUNNER_UNAVAILABLE' });
+  await old.finish(entry, { outcome: 'FAIL', http: 503 });
+  const newEntry = { id: claimed.id, version: claimed.version };
+  await fresh.finish(newEntry, { outcome: 'SUCCESS', http: 200, response: { by: 'new' } });
+  const status = await new JournalReader([state]).lookup('u', 't1');
+  assert.equal(status?.outcome, 'SUCCESS');
+  assert.deepEqual(status?.response, { by: 'new' });
 });

@@ -36,6 +36,12 @@ export interface JournalData {
   [key: string]: unknown;
 }
 
+/** A run's record and the version this process last wrote. */
+export interface JournalEntry {
+  readonly id: string;
+  version: number;
+}
+
 /** What `GET /api/status/<requestId>` shows. */
 export interface RunStatus {
   requestId: string;
@@ -64,7 +70,12 @@ export class Journal {
   ) {}
 
   /** Record a new run; throws STATE_UNAVAILABLE when the store is down (the caller gets 503). */
-  async begin(sagaId: string, runId: string, input: Record<string, unknown>, context: RequestContext): Promise<string> {
+  async begin(
+    sagaId: string,
+    runId: string,
+    input: Record<string, unknown>,
+    context: RequestContext,
+  ): Promise<JournalEntry> {
     const sub = context.user?.sub ?? 'anonymous';
     const id = journalId(sub, context.request.id);
     const now = Date.now();
@@ -83,33 +94,55 @@ export class Journal {
     };
     try {
       // One round trip on SQL states; the same caller reusing a request id replaces its record.
-      await this.state.create(id, data);
+      return { id, version: (await this.state.create(id, data)).version };
     } catch (err) {
       if (!(err instanceof SagawayError && err.code === 'RECORD_EXISTS')) throw err;
-      await this.state.upsert(id, data);
+      return { id, version: (await this.state.upsert(id, data)).version };
     }
-    return id;
   }
 
-  /** The journal hook of one run (engine `SagaRun.journal`). */
-  stepper(id: string): (next: string, payload: Payload, ctx: RequestContext) => Promise<void> {
+  /**
+   * The journal hook of one run (engine `SagaRun.journal`). Every write names the version it
+   * last wrote: when another process has taken the run over (this one was cut off from the others
+   * long enough to look dead), the write fails and this copy of the run stops, so one process at a
+   * time moves a run forward.
+   */
+  stepper(entry: JournalEntry): (next: string, payload: Payload, ctx: RequestContext) => Promise<void> {
     return async (next, payload, ctx) => {
-      await this.state.update(id, {
-        next,
-        payload,
-        lastStatus: ctx.status ?? null,
-        lastError: ctx.error ?? null,
-        updatedAt: Date.now(),
-      });
+      try {
+        const rec = await this.state.update(
+          entry.id,
+          { next, payload, lastStatus: ctx.status ?? null, lastError: ctx.error ?? null, updatedAt: Date.now() },
+          { expectedVersion: entry.version },
+        );
+        entry.version = rec.version;
+      } catch (err) {
+        if (err instanceof SagawayError && err.code === 'STALE_VERSION') {
+          throw new SagawayError(
+            'RUNNER_UNAVAILABLE',
+            'this saga run was taken over by another runner; its outcome will be at /api/status',
+          );
+        }
+        throw err;
+      }
     };
   }
 
-  /** Write the outcome; a failure is logged (the caller still gets the result). */
-  async finish(id: string, result: SagaResult): Promise<void> {
+  /** Write the outcome, unless another process took the run over; a failure is logged (the caller still gets the result). */
+  async finish(entry: JournalEntry, result: SagaResult): Promise<void> {
     try {
-      await this.state.update(id, { status: 'DONE', result, payload: null, updatedAt: Date.now() });
+      const rec = await this.state.update(
+        entry.id,
+        { status: 'DONE', result, payload: null, updatedAt: Date.now() },
+        { expectedVersion: entry.version },
+      );
+      entry.version = rec.version;
     } catch (err) {
-      this.log.error({ err: toErrorInfo(err), journal: id }, 'saga outcome not journaled');
+      if (err instanceof SagawayError && err.code === 'STALE_VERSION') {
+        this.log.info({ journal: entry.id }, 'saga run taken over by another runner; its outcome is theirs to write');
+        return;
+      }
+      this.log.error({ err: toErrorInfo(err), journal: entry.id }, 'saga outcome not journaled');
     }
   }
 

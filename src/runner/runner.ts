@@ -9,7 +9,7 @@ import type { CompiledSaga } from '../saga/graph.js';
 import type { State } from '../states/state.js';
 import type { EventMessage, EventReply } from '../systems/system.js';
 import { executeEvent, type ExecutorDeps } from './execute.js';
-import type { Journal, JournalData } from './journal.js';
+import type { Journal, JournalData, JournalEntry } from './journal.js';
 import type { ActionContext, HandlerEnv } from './handler-api.js';
 import type { HandlerRegistry } from './registry.js';
 import { RouteTable } from './routes.js';
@@ -104,9 +104,9 @@ export class Runner {
     deadline: number | undefined,
   ): Promise<SagaResult> {
     const runId = randomUUID();
-    let id: string;
+    let entry: JournalEntry;
     try {
-      id = await journal.begin(saga.id, runId, input, context);
+      entry = await journal.begin(saga.id, runId, input, context);
     } catch (err) {
       const error = toErrorInfo(err);
       return { outcome: 'FAIL', http: error.http ?? 503, error };
@@ -118,9 +118,9 @@ export class Runner {
       context,
       deadline: deadline === undefined ? own : Math.min(deadline, own),
       runId,
-      journal: journal.stepper(id),
+      journal: journal.stepper(entry),
     });
-    await journal.finish(id, result);
+    await journal.finish(entry, result);
     return result;
   }
 
@@ -135,6 +135,7 @@ export class Runner {
     await Promise.all(
       records.map(async (rec) => {
         const d = rec.data as JournalData;
+        const entry: JournalEntry = { id: rec.id, version: rec.version };
         const saga = this.routes.byId(d.sagaId);
         const context: RequestContext = {
           request: d.context.request,
@@ -153,11 +154,11 @@ export class Runner {
             context,
             deadline: Date.now() + saga.timeoutMs,
             runId: d.runId,
-            journal: journal.stepper(rec.id),
+            journal: journal.stepper(entry),
             ...(d.next && d.payload ? { resume: { step: d.next, payload: d.payload } } : {}),
           });
         }
-        await journal.finish(rec.id, result);
+        await journal.finish(entry, result);
       }),
     );
     return records.length;
