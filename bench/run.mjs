@@ -41,6 +41,12 @@ if (!existsSync(join(peers, 'node_modules'))) {
 }
 
 const started = Date.now();
+// The suite is bounded: past 15 minutes something is stuck; say so and stop (servers and load
+// generators are children of this process and end with it).
+setTimeout(() => {
+  opts.log('the suite ran for 15 minutes: stopping');
+  process.exit(1);
+}, 15 * 60_000).unref();
 const load = loadavg()[0];
 const rows = [];
 const notes = [];

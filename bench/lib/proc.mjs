@@ -6,6 +6,17 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
+const children = new Set();
+/** Remember a child process so that it is killed if the suite exits before stopping it. */
+export function track(child) {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+process.once('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
 /** A free loopback TCP port (bound and released at once). */
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -55,6 +66,7 @@ export async function startService(name, command, args, { env = {}, probe, cwd, 
     env: { ...process.env, LOG_LEVEL: 'silent', NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  track(child);
   let out = '';
   const keep = (d) => {
     out = (out + d).slice(-4000);
@@ -110,6 +122,7 @@ export function runNodeJson(script, args, { env = {}, nofile, timeoutMs = 120_00
           stdio: ['ignore', 'pipe', 'pipe'],
         })
       : spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    track(child);
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));

@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process';
 import { connect as tcp } from 'node:net';
 import { join } from 'node:path';
 import { compareHttp } from '../lib/compare.mjs';
-import { sleep } from '../lib/proc.mjs';
+import { sleep, track } from '../lib/proc.mjs';
 import { peerScript, ROOT, sagawayProcess, sagawayStart } from '../lib/servers.mjs';
 
 const NATS_URL = 'nats://127.0.0.1:4222';
@@ -62,7 +62,7 @@ function restateInNetns(opts) {
       '--connections',
       String(opts.connections),
     );
-    const child = spawn('unshare', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = track(spawn('unshare', args, { stdio: ['ignore', 'pipe', 'pipe'] }));
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));

@@ -7,10 +7,10 @@
 //   latency        delay from a backend change (one every 100 ms) to its arrival at 100 clients
 //                  polling every 50 ms
 //   poll cost      1,000 clients on one path polling every 1 s: backend polls/s, server CPU/poll
-/* global fetch, performance */
+/* global fetch, performance, clearTimeout */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { cpuMsOf, sleep } from '../lib/proc.mjs';
+import { cpuMsOf, sleep, track } from '../lib/proc.mjs';
 import { peerScript, ROOT, sagawayStart } from '../lib/servers.mjs';
 
 const CLIENT = join(ROOT, 'bench', 'sse', 'clients.mjs');
@@ -22,6 +22,7 @@ function clients(args, onLine = () => {}) {
     const child = spawn('bash', ['-c', `ulimit -n ${NOFILE} && exec "$0" "$@"`, process.execPath, CLIENT, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    track(child);
     let last;
     let err = '';
     let buf = '';
@@ -40,7 +41,13 @@ function clients(args, onLine = () => {}) {
       }
     });
     child.stderr.on('data', (d) => (err = (err + d).slice(-2000)));
-    child.once('exit', () => (last && !last.error ? resolve(last) : reject(new Error(last?.error ?? err))));
+    // No client run takes two minutes (connecting 10,000 streams takes seconds): a stuck one is killed.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      if (last && !last.error) resolve(last);
+      else reject(new Error(last?.error ?? (err || 'the SSE clients were stopped')));
+    });
   });
 }
 
