@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../core/logger.js';
@@ -150,6 +151,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   registerStatusRoute(app, ctx, options.status);
   if (settings.static !== undefined) await registerStatic(app, settings.static);
 
+  // Sockets, so that closing can drop connections that never sent a request: Node counts them as
+  // busy, and one of them (a client's spare pooled connection) would hold the close until its
+  // headers timeout.
+  const sockets = new Set<Socket>();
+  app.server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -163,7 +172,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     close(): Promise<void> {
       closing ??= (async () => {
         ctx.streams.stopAll();
-        await app.close();
+        const done = app.close();
+        for (const socket of sockets) if (socket.bytesRead === 0) socket.destroy();
+        // In-flight one-shot requests get at most their own timeout; then everything is cut.
+        const force = setTimeout(() => app.server.closeAllConnections(), settings.limits.timeoutMs + 1000);
+        force.unref();
+        try {
+          await done;
+        } finally {
+          clearTimeout(force);
+        }
       })();
       return closing;
     },

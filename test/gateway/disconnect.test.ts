@@ -85,3 +85,16 @@ test('closing the gateway ends open streams', async () => {
   assert.deepEqual(gw.stats(), { streams: 0, timers: 0, streamRuns: 0 });
   assert.equal(svc.aborted, 1);
 });
+
+test('a connection that never sends a request does not hold up closing', async () => {
+  const svc = new ScriptedService(() => ok({}));
+  const { base, close } = await startGateway(svc);
+  const silent = connect(Number(new URL(base).port), '127.0.0.1');
+  silent.on('error', () => {});
+  await new Promise((r) => silent.once('connect', r));
+  const closed = new Promise((r) => silent.once('close', r));
+  const t0 = Date.now();
+  await close();
+  assert.ok(Date.now() - t0 < 2000, `close took ${Date.now() - t0} ms`);
+  await closed;
+});
