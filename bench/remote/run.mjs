@@ -169,9 +169,11 @@ export async function remote(opts) {
         peerValue: r[peer].rps,
         ratio: r[mine].rps / r[peer].rps,
         target,
-        detail: `CPU/req (all processes) ${r[mine].cpuUs.toFixed(0)} vs ${r[peer].cpuUs.toFixed(0)} µs; p99 ${r[mine].p99} vs ${r[peer].p99} ms`,
+        detail: `CPU/req ${r[mine].cpuUs.toFixed(0)} vs ${r[peer].cpuUs.toFixed(0)} µs; p99 ${r[mine].p99} vs ${r[peer].p99} ms`,
       });
     };
+    // CPU per request counts the processes of each side: sagaway's two, Moleculer's two nodes,
+    // BullMQ's API and worker, Restate's server and service; not the NATS or Redis servers.
     row('sagaway (JetStream event)', 'Moleculer over NATS', 1);
     row('sagaway (JetStream event)', 'BullMQ flow', 2);
     row('sagaway (JetStream event)', 'Restate 1.x', undefined);
