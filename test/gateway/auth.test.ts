@@ -258,6 +258,9 @@ test('auth matrix (stream form): the same refusals before any event; query token
   const forbidden = await get('/api/stream/admin', { authorization: `Bearer ${good}` });
   assert.equal(forbidden.statusCode, 403);
   assert.equal(JSON.parse(forbidden.body).code, 'FORBIDDEN');
+  const viaCookie = await get('/api/stream/todos', { cookie: `sagaway_token=${good}` });
+  assert.equal(viaCookie.statusCode, 200);
+  assert.match(viaCookie.body, /data: {"sub":"alice"}/);
   const ok1 = await get(`/api/stream/todos?access_token=${good}&x=1`);
   assert.equal(ok1.statusCode, 200);
   assert.match(ok1.body, /data: {"sub":"alice"}/);

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { EventSource } from 'eventsource';
 import { silentLogger } from '../../src/core/logger.js';
 import { createGateway, type Gateway } from '../../src/gateway/server.js';
@@ -17,6 +18,11 @@ gateway:
     - { path: /todos, runner: todo, methods: [GET, POST], public: true }
     - { path: /feed, runner: todo, public: true }
     - { path: /live, runner: todo, public: true }
+    - { path: /admin, runner: todo, public: true }
+  auth:
+    apiKeys:
+      - { name: viewer, sha256: "\${env:VIEWER_KEY_SHA}", roles: [viewer] }
+      - { name: boss, sha256: "\${env:BOSS_KEY_SHA}", roles: [admin] }
   stream: { minWait: 10ms, defaultWait: 50ms }
 states:
   todos: { type: memory }
@@ -50,6 +56,13 @@ runners:
             expression: '{ "list": page.list, "next": page.next, "continue": $exists(page.next), "wait": 0 }'
             links: [{ to: done }]
           - { id: done, type: success }
+      - id: admin-report
+        path: /admin
+        methods: [GET]
+        roles: [admin]
+        steps:
+          - { id: start, type: start, links: [{ to: done }] }
+          - { id: done, type: success }
       - id: live
         path: /live
         methods: [GET]
@@ -67,8 +80,10 @@ runners:
           - { id: done, type: success }
 `;
 
+const sha = (key: string) => createHash('sha256').update(key).digest('hex');
+
 async function start(): Promise<{ h: TestHost; gw: Gateway; base: string }> {
-  const h = await startTestHost(CONFIG);
+  const h = await startTestHost(CONFIG, { env: { VIEWER_KEY_SHA: sha('viewer-key'), BOSS_KEY_SHA: sha('boss-key') } });
   const gw = await createGateway({
     settings: h.settings,
     service: h.host,
@@ -156,6 +171,28 @@ test('real engine: a following stream sends todos created after it started', asy
     assert.deepEqual([...got.titles.slice(0, 4)].sort(), ['old 0', 'old 1', 'old 2', 'old 3']);
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(gw.stats().streams, 0);
+  } finally {
+    await gw.close();
+    await h.close();
+  }
+});
+
+test("real engine: a saga's own roles come back through the gateway as 401 / 403 problems", async () => {
+  const { h, gw, base } = await start();
+  try {
+    const get = async (headers: Record<string, string> = {}) => {
+      const res = await fetch(base + '/api/request/admin', { headers });
+      return { status: res.status, body: (await res.json()) as { code?: string } };
+    };
+    const anonymous = await get();
+    assert.deepEqual([anonymous.status, anonymous.body.code], [401, 'UNAUTHORIZED']);
+    const viewer = await get({ 'x-api-key': 'viewer-key' });
+    assert.deepEqual([viewer.status, viewer.body.code], [403, 'FORBIDDEN']);
+    const boss = await get({ 'x-api-key': 'boss-key' });
+    assert.equal(boss.status, 200);
+    // The same on the stream form: the run fails, the stream says so and stops.
+    const res = await fetch(base + '/api/stream/admin', { headers: { 'x-api-key': 'viewer-key' } });
+    assert.match(await res.text(), /^event: error\nid: .*\ndata: {.*"code":"FORBIDDEN"/);
   } finally {
     await gw.close();
     await h.close();
