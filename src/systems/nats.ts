@@ -93,13 +93,13 @@ export class NatsSystem implements System {
     const { connect } = await import('@nats-io/transport-node');
     const { jetstream, jetstreamManager } = await import('@nats-io/jetstream');
     const s = this.options.settings;
-    const nc = await connect({
+    const options = {
       servers: [...s.servers],
       name: `sagaway-${this.options.instance}`,
       ...(s.user !== undefined ? { user: s.user } : {}),
       ...(s.pass !== undefined ? { pass: s.pass } : {}),
       ...(s.token !== undefined ? { token: s.token } : {}),
-      waitOnFirstConnect: true,
+      timeout: 2000,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,
       reconnectJitter: 100,
@@ -108,7 +108,20 @@ export class NatsSystem implements System {
       // every request and JetStream publish in case one is needed later; only their messages
       // are used here (errText), and the stacks were ≈ 15% of an orchestrator's CPU per event.
       noAsyncTraces: true,
-    });
+    };
+    // The first connection is retried here rather than by nats.js (waitOnFirstConnect), so that
+    // close() stops the attempts: a process whose broker is down still exits when asked to.
+    let nc: Awaited<ReturnType<typeof connect>> | undefined;
+    for (let attempt = 0; !nc; attempt++) {
+      if (this.closed) return;
+      try {
+        nc = await connect(options);
+      } catch (err) {
+        if (attempt === 0) this.log.warn({ err: errText(err) }, 'NATS not reachable; retrying');
+        // unref: a pause between attempts never keeps a stopping process alive
+        await new Promise((r) => setTimeout(r, Math.min(2000, 250 * 2 ** Math.min(attempt, 3))).unref());
+      }
+    }
     if (this.closed) {
       await nc.close();
       return;

@@ -366,4 +366,48 @@ describe('fault injection', { skip }, () => {
       console.log(`# counts: 5 requests during the outage -> 5 x 503 STATE_UNAVAILABLE; after restart -> 200`);
     },
   );
+  test(
+    'broker down at start: processes start, answer 503 and report not ready, connect when it comes, and stop promptly without it',
+    { timeout: 60_000, skip: existsSync(NATS_SERVER) ? false : skipOrFail(`${NATS_SERVER} is not installed`) },
+    async () => {
+      const prefix = uniquePrefix('bd');
+      const natsPort = await freePort();
+      const store = await mkdtemp(join(tmpdir(), 'sagaway-nats-'));
+      const servers = `nats://127.0.0.1:${natsPort}`;
+      const { cluster, log } = await startCluster(prefix, servers, '4s');
+      cleanups.push(
+        () => cluster.close(),
+        () => dropTables(prefix),
+        () => rm(store, { recursive: true, force: true }),
+      );
+      const env = { ...FAST, SAGAWAY_TEST_LOG: log };
+      // Started by hand: cluster.runner() waits for readiness, which needs the broker.
+      const api = await cluster.start('api', ['runner', '--config', cluster.config, '--runner', 'api'], env);
+      const apiPort = api.lines.find((l) => l['msg'] === 'sagaway runner started')!['port'] as number;
+      await cluster.start('worker', ['runner', '--config', cluster.config, '--runner', 'worker'], env);
+      const { port } = await cluster.gateway(FAST);
+      assert.equal((await fetch(`http://127.0.0.1:${apiPort}/readyz`)).status, 503);
+      const down = await call(port, '/api/request/quick');
+      assert.equal(down.status, 503);
+      assert.equal((down.body as { code: string }).code, 'RUNNER_UNAVAILABLE');
+      assert.equal(down.headers.get('retry-after'), '1');
+
+      const nats = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store], {
+        stdio: 'ignore',
+      });
+      cleanups.push(async () => {
+        nats.kill('SIGKILL');
+      });
+      await waitUntil(async () => (await call(port, '/api/request/quick')).status === 200, 20_000, 200);
+      assert.equal((await fetch(`http://127.0.0.1:${apiPort}/readyz`)).status, 200);
+
+      nats.kill('SIGKILL');
+      await new Promise((r) => nats.once('exit', r));
+      const t = Date.now();
+      await Promise.all(cluster.procs.map((p) => p.kill('SIGTERM')));
+      const stopMs = Date.now() - t;
+      console.log(`# counts: stopped without the broker in ${stopMs} ms`);
+      assert.ok(stopMs < 8000, `every process stopped without the broker in ${stopMs} ms`);
+    },
+  );
 });
