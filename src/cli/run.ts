@@ -40,6 +40,8 @@ export async function runCommand(options: CliOptions, positionals: string[]): Pr
   const log = createLogger({ fd: 2 });
   const host = await Host.start({ settings, log, builtins: BUILTIN_HANDLERS, createState });
   try {
+    // Events on nats streams need the broker: give it a moment (they answer 503 without it).
+    if (!(await host.systemsConnected(5000))) log.warn('NATS not reachable; events on nats streams will fail');
     const path = decodePath(url.pathname);
     const runner = pickRunner(host, settings.gateway.apis, path);
     if (!runner) throw new SagawayError('NOT_FOUND', `no runner serves ${path}`);

@@ -91,6 +91,16 @@ export class Host implements SagaService {
     return this.local.run(runner, req);
   }
 
+  /** Wait until every nats system is connected, at most `timeoutMs`; resolves whether they are. */
+  async systemsConnected(timeoutMs: number): Promise<boolean> {
+    const end = Date.now() + timeoutMs;
+    while (this.hub && !this.hub.connected) {
+      if (Date.now() >= end) return false;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    return true;
+  }
+
   /** The journals of the hosted runners, for the status endpoint. */
   statusReader(): JournalReader {
     const aliases = new Set(
