@@ -47,11 +47,15 @@ export class ApiMap {
   /** The API serving `segments` (the saga path split), or undefined. */
   match(segments: readonly string[]): CompiledApi | undefined {
     if (this.byPrefix.size === 0) return undefined;
-    for (let n = segments.length; n > 0; n--) {
-      const api = this.byPrefix.get('/' + segments.slice(0, n).join('/'));
-      if (api) return api;
+    // Prefixes from the shortest up; the longest one that is configured wins.
+    let prefix = '';
+    let found = this.byPrefix.get('/');
+    for (const seg of segments) {
+      prefix += '/' + seg;
+      const api = this.byPrefix.get(prefix);
+      if (api) found = api;
     }
-    return this.byPrefix.get('/');
+    return found;
   }
 
   /** Whether `api` allows `method`. */

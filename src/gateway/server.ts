@@ -97,6 +97,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   app.decorateRequest('apiLabel', '');
   app.decorateRequest('streamed', false);
 
+  // Access lines are built only when they will be written (the level is read once, at start).
+  const logRequests = options.log.isLevelEnabled('info');
   // Callback-style hooks: async ones cost a promise and a microtask hop on every request.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
@@ -106,17 +108,19 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   app.addHook('onResponse', (request, reply, done) => {
     if (!request.streamed)
       metrics.observeRequest(routeLabel(request), request.apiLabel, reply.statusCode, reply.elapsedTime / 1000);
-    const q = request.url.indexOf('?');
-    // The query is never logged: it may hold access_token.
-    request.log.info(
-      {
-        method: request.method,
-        path: q < 0 ? request.url : request.url.slice(0, q),
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-      },
-      'request',
-    );
+    if (logRequests) {
+      const q = request.url.indexOf('?');
+      // The query is never logged: it may hold access_token.
+      request.log.info(
+        {
+          method: request.method,
+          path: q < 0 ? request.url : request.url.slice(0, q),
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime),
+        },
+        'request',
+      );
+    }
     done();
   });
 
