@@ -252,7 +252,8 @@ test('heartbeat: a ": ping" comment after heartbeat of silence, also while a pol
   assert.equal(res.headers.get('content-encoding'), null);
   const text = await res.text();
   const pings = text.split(': ping\n\n').length - 1;
-  assert.ok(pings >= 5 && pings <= 12, `pings: ${pings}`);
+  // ≈ 8 expected (900 ms of 100 ms heartbeats); wide bounds for loaded machines.
+  assert.ok(pings >= 3 && pings <= 12, `pings: ${pings}`);
   assert.match(text, /^id: .*\ndata: {"a":1}\n\n/);
   assert.match(text, /event: end\nid: .*\ndata: {"reason":"complete"}\n\n$/);
   await close();
@@ -305,20 +306,25 @@ test('limits: maxPerClient is 429 and maxStreams 503, both with Retry-After; slo
 test('backpressure: no poll while the socket is full; a stalled client is closed', async () => {
   const big = 'x'.repeat(64 * 1024);
   const svc = new ScriptedService(() => ok({ list: Array.from({ length: 16 }, () => big), continue: true, wait: 0 }));
-  const { base, close, gw } = await startGateway(svc, { stream: { minWaitMs: 1, stallTimeoutMs: 600 } });
+  const { base, close, gw } = await startGateway(svc, { stream: { minWaitMs: 1, stallTimeoutMs: 1500 } });
   const port = Number(new URL(base).port);
   const socket = connect(port, '127.0.0.1');
   socket.on('error', () => {});
   await new Promise((r) => socket.once('connect', r));
   socket.pause(); // never read: the kernel buffers fill, then the response buffers
   socket.write('GET /api/stream/feed HTTP/1.1\r\nHost: x\r\n\r\n');
-  await delay(300);
-  const polls = svc.calls.length;
-  assert.ok(polls >= 1 && polls <= 6, `polls while full: ${polls}`);
-  await delay(200);
+  // Polls go on only until the kernel and response buffers are full (1 MB per poll).
+  let polls = -1;
+  for (let i = 0; i < 20 && polls !== svc.calls.length; i++) {
+    polls = svc.calls.length;
+    await delay(100);
+  }
+  assert.ok(polls >= 1 && polls < 64, `polls while full: ${polls}`);
+  await delay(400);
   assert.equal(svc.calls.length, polls, 'no polling while the socket does not drain');
+  assert.equal(gw.stats().streams, 1, 'not closed before the stall timeout');
   const t0 = Date.now();
-  while (gw.stats().streams > 0 && Date.now() - t0 < 3000) await delay(20);
+  while (gw.stats().streams > 0 && Date.now() - t0 < 5000) await delay(20);
   assert.equal(gw.stats().streams, 0, 'the stalled stream was closed');
   assert.equal(gw.stats().timers, 0);
   socket.destroy();
