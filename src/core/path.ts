@@ -200,10 +200,14 @@ export function formatSegments(segments: readonly Segment[]): string {
   return out;
 }
 
-/** Copy own enumerable keys of `source` into `target`, skipping keys that reach a prototype. */
+/**
+ * Copy own enumerable keys of `source` into `target`. An own `__proto__` key (JSON.parse makes
+ * them) is skipped: assigning it would replace the target's prototype. Fields named
+ * `constructor` or `prototype` are plain data here and are copied as own properties.
+ */
 export function safeAssign(target: Record<string, unknown>, source: Record<string, unknown>): void {
   for (const key of Object.keys(source)) {
-    if (isForbiddenKey(key)) continue;
+    if (key === '__proto__') continue;
     target[key] = source[key];
   }
 }

@@ -21,6 +21,13 @@ test('body: malformed JSON is INVALID_JSON; forbidden keys anywhere, also escape
   code(() => parseJsonBody('{"\\u005f_proto__":{"polluted":1}}'), 'INVALID_BODY');
   assert.equal(({} as Record<string, unknown>)['polluted'], undefined);
   assert.deepEqual(parseJsonBody('{"proto":1,"\\u0041":2}'), { proto: 1, A: 2 });
+  code(() => parseJsonBody('{"constructor":{"\\u0070rototype":{"polluted":1}}}'), 'INVALID_BODY');
+  // Plain fields of those names are data: a car's maker, a design stage.
+  assert.deepEqual(parseJsonBody('{"constructor":"Ferrari","prototype":"v2","car":{"constructor":{"name":"x"}}}'), {
+    constructor: 'Ferrari',
+    prototype: 'v2',
+    car: { constructor: { name: 'x' } },
+  });
 });
 
 test('body: nesting deeper than the limit is refused, at the limit accepted', () => {

@@ -4,9 +4,11 @@ import { isForbiddenKey } from '../core/path.js';
 /**
  * Request INPUT (DESIGN §4.1): a JSON object body for POST/PUT/PATCH, the query for GET, DELETE
  * and HEAD. Bodies are parsed here rather than by fastify's default parser so that every failure
- * has our code, and so that prototype-poisoning keys (`__proto__`, `constructor`, `prototype`,
- * at any depth, also when written with `\u` escapes) are refused with 400 INVALID_BODY instead of
- * being silently kept or dropped: a client that sends them is either buggy or probing.
+ * has our code, and so that prototype-poisoning shapes are refused with 400 INVALID_BODY instead
+ * of being silently kept or dropped: a `__proto__` key, and a `constructor` object holding a
+ * `prototype` (the rules of secure-json-parse), at any depth, also when written with `\u`
+ * escapes. A plain field named `constructor` or `prototype` (a car's maker, a design stage) is
+ * ordinary data and passes; paths can never reach into it (src/core/path.ts).
  */
 
 /** Deepest nesting accepted in a body; deeper documents would blow the stack of later walks. */
@@ -14,7 +16,7 @@ export const MAX_BODY_DEPTH = 64;
 /** Most query parameters read; the rest are ignored. */
 export const MAX_QUERY_PARAMS = 256;
 
-const SUSPECT = /__proto__|constructor|prototype|\\u/;
+const SUSPECT = /__proto__|constructor|\\u/;
 
 /** Parse a JSON body: INVALID_JSON when malformed, INVALID_BODY for forbidden keys or excess depth. */
 export function parseJsonBody(text: string): unknown {
@@ -44,11 +46,17 @@ function checkBody(root: unknown, keys: boolean): void {
       continue;
     }
     for (const key of Object.keys(node)) {
-      if (keys && isForbiddenKey(key)) throw new SagawayError('INVALID_BODY', `the key "${key}" is not allowed`);
       const child = (node as Record<string, unknown>)[key];
+      if (keys && isPoison(key, child)) throw new SagawayError('INVALID_BODY', `the key "${key}" is not allowed here`);
       if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
     }
   }
+}
+
+/** `__proto__`, or a `constructor` object with a `prototype`: the shapes that poison prototypes. */
+function isPoison(key: string, value: unknown): boolean {
+  if (key === '__proto__') return true;
+  return key === 'constructor' && typeof value === 'object' && value !== null && Object.hasOwn(value, 'prototype');
 }
 
 /** The INPUT of a body: it must be a JSON object (an absent body is `{}`, a JSON `null` is refused). */
