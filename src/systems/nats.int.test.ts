@@ -134,9 +134,11 @@ describe('nats system in process', { skip: up ? false : skipOrFail(`NATS not rea
   });
 
   test('a stream on a nats system goes through NATS when both runners share the process', async () => {
+    seen.length = 0;
     const r = await h.run('/remote', { runner: 'orch' });
     assert.equal(r.outcome, 'SUCCESS', JSON.stringify(r.error));
     assert.deepEqual(r.response, { out: 42 });
+    await until(() => seen.length >= 2, 2000); // the tap is another connection: it may see them later
     assert.deepEqual(
       seen.map((s) => s.split('.').slice(0, 2).join('.')),
       [`${prefix}.ev`, `${prefix}.reply`],
@@ -144,11 +146,21 @@ describe('nats system in process', { skip: up ? false : skipOrFail(`NATS not rea
     assert.equal(seen[0], `${prefix}.ev.work.worker.1`);
   });
 
+  test('an event larger than the server accepts fails with PAYLOAD_TOO_LARGE before it is sent', async () => {
+    seen.length = 0;
+    const r = await h.run('/remote', { runner: 'orch', input: { blob: 'x'.repeat(1024 * 1024 + 1) } });
+    assert.equal(r.outcome, 'FAIL');
+    assert.equal(r.http, 413);
+    assert.equal((r.error?.cause ?? r.error)?.code, 'PAYLOAD_TOO_LARGE');
+    assert.deepEqual(seen, [], 'nothing was published');
+  });
+
   test('responseSystem: the reply comes back on another nats system', async () => {
     seen.length = 0;
     const r = await h.run('/via2', { runner: 'orch' });
     assert.equal(r.outcome, 'SUCCESS', JSON.stringify(r.error));
     assert.deepEqual(r.response, { out: 7 });
+    await until(() => seen.length >= 2, 2000);
     assert.deepEqual(
       seen.map((s) => s.split('.').slice(0, 2).join('.')),
       [`${prefix}.ev`, `${prefix}b.reply`],

@@ -236,6 +236,8 @@ describe(
       const r = await call(port, '/api/request/secret', { headers: alice });
       assert.equal(r.status, 200);
       assert.deepEqual((r.body as { out: unknown }).out, { authorised: true });
+      // The tap is another connection: give it time to see the reply too.
+      await new Promise((r) => setTimeout(r, 300));
       assert.ok(captured.length > 10, 'the tap saw the traffic');
       assert.ok(
         captured.some((m) => m.includes('#{{TOKEN}}')),
