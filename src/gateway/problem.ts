@@ -23,7 +23,7 @@ export interface Problem {
 const SAFE_CODE = /^[A-Z][A-Z0-9_]{1,63}$/;
 const titleCache = new Map<string, string>();
 
-/** A human title for a code: the declared one, else the code in words (`TODOS_GONE` -> `Todos Gone`). */
+/** A human title for a code: the declared one, else the code in words (`OUT_OF_STOCK` -> `Out Of Stock`). */
 export function titleFor(code: string): string {
   if (isKnownCode(code)) return ERROR_CODES[code].title;
   let title = titleCache.get(code);
