@@ -213,8 +213,13 @@ describe(
         const r = await call(port, '/api/request/answers', { headers: alice });
         assert.equal(r.status, 200);
         assert.match((r.body as { out: { tag: string } }).out.tag, /^a[12]$/);
-        const info = await jsm.streams.info(`${prefix}_resp`, { subjects_filter: `${prefix}.resp.answers.*` });
-        assert.equal(info.state.messages, before + 1);
+        // Stored by JetStream as it is delivered to the orchestrator: allow the store a moment.
+        let stored = before;
+        await waitUntil(async () => {
+          stored = (await jsm.streams.info(`${prefix}_resp`)).state.messages;
+          return stored > before;
+        }, 2000).catch(() => undefined);
+        assert.equal(stored, before + 1);
       } finally {
         await nc.close();
       }
