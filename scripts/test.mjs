@@ -29,8 +29,23 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=120000', ...files], {
-  stdio: 'inherit',
-  env: { ...process.env, NODE_ENV: 'test' },
-});
-process.exit(r.status ?? 1);
+
+// Tests that start clusters of processes (test/distributed: gateways, runners, their own NATS
+// and PostgreSQL servers, kill -9) run one file at a time after the rest, so that two of them
+// never compete for the two cores and their timing-sensitive checks stay deterministic.
+const serial = files.filter((f) => f.includes(`${join('dist', 'test', 'distributed')}`));
+const parallel = files.filter((f) => !serial.includes(f));
+
+function run(list, concurrency) {
+  if (list.length === 0) return 0;
+  const r = spawnSync(
+    process.execPath,
+    ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=180000', ...list],
+    { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
+  );
+  return r.status ?? 1;
+}
+
+const first = run(parallel, 2);
+const second = run(serial, 1);
+process.exit(first || second);
