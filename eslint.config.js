@@ -12,7 +12,10 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
-  { files: ['src/cli/**', 'scripts/**', 'bench/**', 'examples/**', '**/*.test.ts', 'test/**'], rules: { 'no-console': 'off' } },
+  {
+    files: ['src/cli/**', 'scripts/**', 'bench/**', 'examples/**', '**/*.test.ts', 'test/**'],
+    rules: { 'no-console': 'off' },
+  },
   // Tests read loosely typed JSON responses; `any` there keeps assertions short.
   { files: ['**/*.test.ts', 'test/**'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
   {

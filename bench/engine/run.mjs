@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+/* global performance */
 // In-process saga runs per second versus a hand-written async function doing the same work.
 //   npm run build && node bench/engine/run.mjs [--seconds 3] [--rounds 3]
 // Saga: start -> event (mapstore.Get on a Map) -> condition (item.active) -> success.
@@ -13,7 +14,9 @@ import { startTestHost } from '../../dist/src/testing/index.js';
 import { items } from './map-store.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '3' }, rounds: { type: 'string', default: '3' } } });
+const { values } = parseArgs({
+  options: { seconds: { type: 'string', default: '3' }, rounds: { type: 'string', default: '3' } },
+});
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
 
@@ -22,15 +25,40 @@ const saga = {
   path: '/items/:id',
   steps: [
     { id: 'start', type: 'start', links: [{ to: 'load' }] },
-    { id: 'load', type: 'event', eventMeta: { handler: 'mapstore', action: 'Get', version: 0, inputElement: 'parameters', outputElement: '$.item' }, links: [{ to: 'check', when: ['SUCCESS'] }, { to: 'missing', when: ['*'] }] },
-    { id: 'check', type: 'condition', expression: 'item.active', links: [{ to: 'done', when: [true] }, { to: 'inactive', when: ['*'] }] },
+    {
+      id: 'load',
+      type: 'event',
+      eventMeta: {
+        handler: 'mapstore',
+        action: 'Get',
+        version: 0,
+        inputElement: 'parameters',
+        outputElement: '$.item',
+      },
+      links: [
+        { to: 'check', when: ['SUCCESS'] },
+        { to: 'missing', when: ['*'] },
+      ],
+    },
+    {
+      id: 'check',
+      type: 'condition',
+      expression: 'item.active',
+      links: [
+        { to: 'done', when: [true] },
+        { to: 'inactive', when: ['*'] },
+      ],
+    },
     { id: 'done', type: 'success', outputElement: 'item' },
     { id: 'inactive', type: 'fail', error: { code: 'INACTIVE', http: 409 } },
     { id: 'missing', type: 'fail' },
   ],
 };
 
-const h = await startTestHost({ runners: { bench: { handlers: ['./map-store.mjs'], sagas: [saga] } } }, { files: { 'map-store.mjs': readFileSync(join(here, 'map-store.mjs'), 'utf8') } });
+const h = await startTestHost(
+  { runners: { bench: { handlers: ['./map-store.mjs'], sagas: [saga] } } },
+  { files: { 'map-store.mjs': readFileSync(join(here, 'map-store.mjs'), 'utf8') } },
+);
 const runner = h.host.runners.get('bench');
 
 // The same work written by hand: read, branch, answer.
@@ -50,7 +78,7 @@ async function measure(fn) {
   let n = 0;
   while (performance.now() < end) {
     for (let i = 0; i < 100; i++) {
-      const r = await fn(String((n + i) % 1000 & ~1)); // even ids: active items
+      const r = await fn(String(((n + i) % 1000) & ~1)); // even ids: active items
       if (r.outcome !== 'SUCCESS') throw new Error(`unexpected ${JSON.stringify(r)}`);
     }
     n += 100;
@@ -70,5 +98,10 @@ await h.close();
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const s = median(sagaRates);
 const b = median(handRates);
-const row = { workload: '4-step saga in process (one core, sequential)', sagaway: Math.round(s), handWritten: Math.round(b), ratio: +(s / b).toFixed(4) };
+const row = {
+  workload: '4-step saga in process (one core, sequential)',
+  sagaway: Math.round(s),
+  handWritten: Math.round(b),
+  ratio: +(s / b).toFixed(4),
+};
 console.log(JSON.stringify(row));

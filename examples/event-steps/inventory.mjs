@@ -6,7 +6,8 @@ export default {
     Reserve: {
       // version 0: reserves at once
       0: async (input, ctx) => {
-        if (!Number.isInteger(input.qty) || input.qty < 1) ctx.fail('VALIDATION_FAILED', 'qty must be a positive integer', 400);
+        if (!Number.isInteger(input.qty) || input.qty < 1)
+          ctx.fail('VALIDATION_FAILED', 'qty must be a positive integer', 400);
         if (input.qty > 10) ctx.fail('OUT_OF_STOCK', `only 10 left of ${input.sku}`, 409);
         return { reserved: input.qty, sku: input.sku };
       },

@@ -158,7 +158,10 @@ export const RunnerSchema = Type.Object(
     streams: Type.Optional(Type.Record(Type.String(), StreamBindingSchema)),
     maxSteps: Type.Optional(Type.Integer({ minimum: 1, description: 'steps one saga run may take; default 1000' })),
     journal: Type.Optional(
-      Type.String({ minLength: 1, description: 'alias of a state where saga progress is journaled (resume, /api/status)' }),
+      Type.String({
+        minLength: 1,
+        description: 'alias of a state where saga progress is journaled (resume, /api/status)',
+      }),
     ),
   },
   strict,

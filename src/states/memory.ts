@@ -79,7 +79,11 @@ export class MemoryState implements State {
     if (more) page.pop();
     const result: ListPage = { list: page.map(([id, row]) => toRecord(id, row)) };
     const last = page[page.length - 1];
-    const next = nextOf(o, more, last && { key: field === undefined ? last[1].seq : sortValue(last, field), id: last[0] });
+    const next = nextOf(
+      o,
+      more,
+      last && { key: field === undefined ? last[1].seq : sortValue(last, field), id: last[0] },
+    );
     if (next !== undefined) result.next = next;
     return result;
   }
