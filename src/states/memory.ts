@@ -4,6 +4,7 @@ import { decodeCursor, nextOf } from './cursor.js';
 import { normalizeList, type FilterValue } from './list-options.js';
 import type { ListOptions, ListPage, QueryResult, State, StateRecord, WriteOptions } from './state.js';
 import { IDEMPOTENCY_RETENTION_MS, checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
+import { WriteMethods } from './write-methods.js';
 
 /**
  * The `memory` state: records in a Map, gone when the process ends. Stored data is a private
@@ -26,7 +27,7 @@ export interface MemoryStateOptions {
 const MAX_QUERY_ROWS = 1000;
 
 /** A state kept in process memory. */
-export class MemoryState implements State {
+export class MemoryState extends WriteMethods implements State {
   readonly alias: string;
   readonly kind = 'memory' as const;
   private readonly rows = new Map<string, Row>();
@@ -37,6 +38,7 @@ export class MemoryState implements State {
   private closed = false;
 
   constructor(options: MemoryStateOptions) {
+    super();
     this.alias = options.alias;
     this.queries = options.queries ?? {};
   }
@@ -88,22 +90,6 @@ export class MemoryState implements State {
     return result;
   }
 
-  create(id: string, data: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
-    return this.write('create', id, data, options);
-  }
-  update(id: string, patch: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
-    return this.write('update', id, patch, options);
-  }
-  set(id: string, data: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
-    return this.write('set', id, data, options);
-  }
-  upsert(id: string, data: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
-    return this.write('upsert', id, data, options);
-  }
-  async delete(id: string, options?: WriteOptions): Promise<void> {
-    await this.write('delete', id, undefined, options);
-  }
-
   async query(name: string, bindings: Record<string, unknown>): Promise<QueryResult> {
     this.open();
     const q = Object.hasOwn(this.queries, name) ? this.queries[name] : undefined;
@@ -137,7 +123,7 @@ export class MemoryState implements State {
     this.closed = true;
   }
 
-  private async write(
+  protected async write(
     op: WriteOp,
     id: string,
     data: Record<string, unknown> | undefined,

@@ -9,6 +9,7 @@ import { bindValues, compileNamedQuery, type CompiledQuery } from './named-param
 import { listClauses, type SqlDialect } from './sql-list.js';
 import type { ListOptions, ListPage, QueryResult, State, StateRecord, WriteOptions } from './state.js';
 import { IDEMPOTENCY_RETENTION_MS, checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
+import { WriteMethods } from './write-methods.js';
 
 /**
  * The `postgres` state (`pg` pool): one table per state (id, version, data JSONB, created_at,
@@ -49,7 +50,7 @@ interface RowData {
 }
 
 /** A state in a PostgreSQL table. */
-export class PostgresState implements State {
+export class PostgresState extends WriteMethods implements State {
   readonly alias: string;
   readonly kind = 'postgres' as const;
   private readonly options: PostgresStateOptions;
@@ -61,6 +62,7 @@ export class PostgresState implements State {
   private writesSincePrune = 0;
 
   constructor(options: PostgresStateOptions) {
+    super();
     if (!TABLE_RE.test(options.table))
       throw new SagawayError('CONFIG_INVALID', `invalid table name "${options.table}"`);
     this.options = options;
@@ -163,22 +165,6 @@ export class PostgresState implements State {
     return page;
   }
 
-  create(id: string, data: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
-    return this.write('create', id, data, options);
-  }
-  update(id: string, patch: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
-    return this.write('update', id, patch, options);
-  }
-  set(id: string, data: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
-    return this.write('set', id, data, options);
-  }
-  upsert(id: string, data: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
-    return this.write('upsert', id, data, options);
-  }
-  async delete(id: string, options?: WriteOptions): Promise<void> {
-    await this.write('delete', id, undefined, options);
-  }
-
   async query(name: string, bindings: Record<string, unknown>): Promise<QueryResult> {
     const queries = this.options.queries ?? {};
     const q = Object.hasOwn(queries, name) ? queries[name] : undefined;
@@ -220,7 +206,7 @@ export class PostgresState implements State {
     await pool?.end();
   }
 
-  private async write(
+  protected async write(
     op: WriteOp,
     id: string,
     data: Record<string, unknown> | undefined,

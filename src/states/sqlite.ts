@@ -10,6 +10,7 @@ import { bindValues, compileNamedQuery, type CompiledQuery } from './named-param
 import { listClauses, type SqlDialect } from './sql-list.js';
 import type { ListOptions, ListPage, QueryResult, State, StateRecord, WriteOptions } from './state.js';
 import { IDEMPOTENCY_RETENTION_MS, checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
+import { WriteMethods } from './write-methods.js';
 
 /**
  * The `sqlite` state (better-sqlite3, WAL): one table per state with the contract's columns
@@ -42,7 +43,7 @@ interface RowData {
 }
 
 /** A state in a SQLite database file. */
-export class SqliteState implements State {
+export class SqliteState extends WriteMethods implements State {
   readonly alias: string;
   readonly kind = 'sqlite' as const;
   private readonly options: SqliteStateOptions;
@@ -56,6 +57,7 @@ export class SqliteState implements State {
   private writesSincePrune = 0;
 
   constructor(options: SqliteStateOptions) {
+    super();
     if (!TABLE_RE.test(options.table))
       throw new SagawayError('CONFIG_INVALID', `invalid table name "${options.table}"`);
     this.options = options;
@@ -141,22 +143,6 @@ export class SqliteState implements State {
     return page;
   }
 
-  create(id: string, data: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
-    return this.write('create', id, data, options);
-  }
-  update(id: string, patch: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
-    return this.write('update', id, patch, options);
-  }
-  set(id: string, data: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
-    return this.write('set', id, data, options);
-  }
-  upsert(id: string, data: Record<string, unknown>, options?: WriteOptions): Promise<StateRecord> {
-    return this.write('upsert', id, data, options);
-  }
-  async delete(id: string, options?: WriteOptions): Promise<void> {
-    await this.write('delete', id, undefined, options);
-  }
-
   async query(name: string, bindings: Record<string, unknown>): Promise<QueryResult> {
     const queries = this.options.queries ?? {};
     const q = Object.hasOwn(queries, name) ? queries[name] : undefined;
@@ -207,7 +193,7 @@ export class SqliteState implements State {
     db?.close();
   }
 
-  private async write(
+  protected async write(
     op: WriteOp,
     id: string,
     data: Record<string, unknown> | undefined,
