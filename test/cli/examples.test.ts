@@ -78,6 +78,14 @@ describe('examples run as documented', () => {
       domain: 'products',
     });
   });
+  test('preconfigured-actions: an action record filled with %%param_<name>%%', () => {
+    const r = run('examples/preconfigured-actions/sagaway.yaml', '/presets/cheap-lamps?q=lamp');
+    assert.deepEqual(r.out.response, {
+      query: 'lamp',
+      settings: { limit: '10', maxPrice: 40, currency: 'EUR' },
+      domain: 'products',
+    });
+  });
   test('todo: create, list, get, validation', () => {
     const cfg = 'examples/todo/sagaway.yaml';
     const created = run(cfg, '-X', 'POST', '-d', '{"title":"buy milk"}', '/todos');
