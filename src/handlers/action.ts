@@ -1,6 +1,6 @@
 import { SagawayError } from '../core/errors.js';
 import { isForbiddenKey, isObject } from '../core/path.js';
-import type { RawEventMeta } from '../config/schema.js';
+import { EventMetaSchema, type RawEventMeta } from '../config/schema.js';
 import type { ActionContext, HandlerEnv, HandlerFactory } from '../runner/handler-api.js';
 import type { EventReply } from '../systems/system.js';
 import { nested } from './nesting.js';
@@ -14,24 +14,11 @@ import { checkIdLength, domainState, objectInput, stringParameter } from './para
  * runs on this runner with the TakeAction input as its payload.
  */
 
-/** Template fields that are event settings; other keys of a record (e.g. `description`) are ignored. */
-const META_FIELDS = [
-  'handler',
-  'action',
-  'version',
-  'domain',
-  'inputElement',
-  'outputElement',
-  'parameters',
-  'stream',
-  'system',
-  'deployments',
-  'inject',
-  'followAck',
-  'responseSystem',
-  'responseStream',
-  'timeout',
-] as const;
+/**
+ * Template fields that are event settings: exactly the properties of a step's `eventMeta`, read
+ * from the schema so the two cannot drift. Other keys of a record (e.g. `description`) are ignored.
+ */
+const META_FIELDS: readonly string[] = Object.keys(EventMetaSchema.properties);
 
 const PLACEHOLDER = /%%param_([A-Za-z0-9_]+)(?:\|([^%]*))?%%/g;
 const WHOLE = /^%%param_([A-Za-z0-9_]+)(?:\|([^%]*))?%%$/;

@@ -10,6 +10,7 @@ import { listClauses, type SqlDialect } from './sql-list.js';
 import type { ListOptions, ListPage, QueryResult, State, StateRecord, WriteOptions } from './state.js';
 import { IDEMPOTENCY_RETENTION_MS, checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
 import { WriteMethods } from './write-methods.js';
+import { sqlTableNames } from './sql-table.js';
 
 /**
  * The `postgres` state (`pg` pool): one table per state (id, version, data JSONB, created_at,
@@ -38,8 +39,8 @@ export interface PostgresStateOptions {
   statementTimeoutMs?: number;
 }
 
-// 63 characters at most in PostgreSQL, minus the longest suffix used (`_idem_at`)
-const TABLE_RE = /^[A-Za-z_][A-Za-z0-9_]{0,54}$/;
+/** 63 characters at most in PostgreSQL, minus the longest suffix used (`_idem_at`). */
+const MAX_TABLE = 55;
 const MAX_QUERY_ROWS = 1000;
 
 interface RowData {
@@ -63,12 +64,9 @@ export class PostgresState extends WriteMethods implements State {
 
   constructor(options: PostgresStateOptions) {
     super();
-    if (!TABLE_RE.test(options.table))
-      throw new SagawayError('CONFIG_INVALID', `invalid table name "${options.table}"`);
+    ({ t: this.t, ti: this.ti } = sqlTableNames(options.table, MAX_TABLE));
     this.options = options;
     this.alias = options.alias;
-    this.t = `"${options.table}"`;
-    this.ti = `"${options.table}_idem"`;
   }
 
   async init(): Promise<void> {

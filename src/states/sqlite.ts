@@ -11,6 +11,7 @@ import { listClauses, type SqlDialect } from './sql-list.js';
 import type { ListOptions, ListPage, QueryResult, State, StateRecord, WriteOptions } from './state.js';
 import { IDEMPOTENCY_RETENTION_MS, checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
 import { WriteMethods } from './write-methods.js';
+import { sqlTableNames } from './sql-table.js';
 
 /**
  * The `sqlite` state (better-sqlite3, WAL): one table per state with the contract's columns
@@ -30,7 +31,8 @@ export interface SqliteStateOptions {
   log?: Logger;
 }
 
-const TABLE_RE = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+/** SQLite identifiers have no length limit; 63 keeps names portable to PostgreSQL. */
+const MAX_TABLE = 63;
 const MAX_QUERY_ROWS = 1000;
 const MAX_CACHED_STATEMENTS = 200;
 
@@ -58,12 +60,9 @@ export class SqliteState extends WriteMethods implements State {
 
   constructor(options: SqliteStateOptions) {
     super();
-    if (!TABLE_RE.test(options.table))
-      throw new SagawayError('CONFIG_INVALID', `invalid table name "${options.table}"`);
+    ({ t: this.t, ti: this.ti } = sqlTableNames(options.table, MAX_TABLE));
     this.options = options;
     this.alias = options.alias;
-    this.t = `"${options.table}"`;
-    this.ti = `"${options.table}_idem"`;
   }
 
   async init(): Promise<void> {
