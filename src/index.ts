@@ -22,7 +22,7 @@ export type { Principal, RequestContext, SagaRequest, SagaResult, Outcome, Event
 export type { State, StateRecord, ListOptions, ListPage, WriteOptions, QueryResult } from './states/state.js';
 export { loadConfig, type LoadedConfig, type LoadOptions } from './config/load.js';
 export type { Settings } from './config/settings.js';
-export { startTestHost, type TestHost, type TestHostOptions, type RunOptions } from './testing/index.js';
+export { startTestHost, loadTestHost, type TestHost, type TestHostOptions, type RunOptions } from './testing/index.js';
 export { createGateway, type Gateway, type GatewayOptions } from './gateway/server.js';
 export { Host, type HostOptions } from './runner/host.js';
 export { BUILTIN_HANDLERS } from './handlers/index.js';

@@ -22,7 +22,8 @@ const mode = process.argv[2];
 let port;
 
 if (mode === 'sagaway') {
-  const { settings } = await loadConfig(join(here, 'sagaway.yaml'));
+  // BENCH_CONFIG picks another configuration beside this file (limits-cost.mjs compares two).
+  const { settings } = await loadConfig(join(here, process.env.BENCH_CONFIG ?? 'sagaway.yaml'));
   const log = silentLogger();
   const host = await Host.start({ settings, log, builtins: BUILTIN_HANDLERS, createState });
   const gateway = await createGateway({ settings, service: host, log });

@@ -15,9 +15,9 @@ import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import Database from 'better-sqlite3';
 import pg from 'pg';
 import { stringify } from 'yaml';
+import { openSqlite } from '../../dist/src/states/sqlite-driver.js';
 import { loadConfig } from '../../dist/src/config/load.js';
 import { silentLogger } from '../../dist/src/core/logger.js';
 import { BUILTIN_HANDLERS } from '../../dist/src/handlers/index.js';
@@ -250,10 +250,12 @@ if (only.has('sqlite')) {
   const h0 = await mkdtemp(join(tmpdir(), 'sagaway-bench-sqlite-'));
   const file = join(h0, 'items.db');
   const h = await startHost({ type: 'sqlite', file, table: 'items' });
-  // The bare client: its own connection to the same file and table, with the state's pragmas.
-  const db = new Database(file);
-  db.pragma('busy_timeout = 5000');
-  db.pragma('synchronous = NORMAL');
+  // The bare client: its own connection to the same file and table, with the state's pragmas,
+  // through the same driver the state uses on this Node (node:sqlite on 22.13+, better-sqlite3
+  // on 20: better-sqlite3 12 aborts Node 24.19+ when GC collects a statement).
+  const db = await openSqlite(file);
+  db.exec('PRAGMA busy_timeout = 5000');
+  db.exec('PRAGMA synchronous = NORMAL');
   const select = db.prepare('SELECT id, version, data FROM items WHERE id = ?');
   const insert = db.prepare('INSERT INTO items (id, version, data, created_at, updated_at) VALUES (?, 1, ?, ?, ?)');
   const bare = {

@@ -1,4 +1,4 @@
-// A user handler module (DESIGN §6.7): a name and actions by version.
+// A user handler module (docs/handler-api.md): a name and actions by version.
 // defineHandler from 'sagaway' only adds types; a plain object works the same.
 export default {
   name: 'inventory',

@@ -1,45 +1,74 @@
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { SagawayError } from '../core/errors.js';
 
-/** Options every command accepts. */
+/** Options the commands accept (each command takes only its own, see COMMAND_OPTIONS). */
 export interface CliOptions {
   config?: string;
   port?: string;
+  host?: string;
   method?: string;
   data?: string;
   runner?: string;
   deployment?: string;
+  user?: string;
+  roles?: string;
+  sub?: string;
+  ttl?: string;
+  sagaway?: string;
   help?: boolean;
 }
 
-/** Parse a command's arguments; unknown options are errors. */
-export function parseCommandArgs(argv: string[]): { options: CliOptions; positionals: string[] } {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      config: { type: 'string', short: 'c' },
-      port: { type: 'string', short: 'p' },
-      method: { type: 'string', short: 'X' },
-      data: { type: 'string', short: 'd' },
-      runner: { type: 'string' },
-      deployment: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+type OptionSpec = NonNullable<ParseArgsConfig['options']>;
+
+/** Every option, once: its type and short form. */
+const OPTIONS: OptionSpec = {
+  config: { type: 'string', short: 'c' },
+  port: { type: 'string', short: 'p' },
+  host: { type: 'string' },
+  method: { type: 'string', short: 'X' },
+  data: { type: 'string', short: 'd' },
+  runner: { type: 'string' },
+  deployment: { type: 'string' },
+  user: { type: 'string' },
+  roles: { type: 'string' },
+  sub: { type: 'string' },
+  ttl: { type: 'string' },
+  sagaway: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+};
+
+/** The options of each command; an option of another command is a usage error. */
+export const COMMAND_OPTIONS: Readonly<Record<string, readonly (keyof CliOptions)[]>> = {
+  start: ['config', 'port', 'host'],
+  gateway: ['config', 'port', 'host'],
+  runner: ['config', 'runner', 'deployment', 'port', 'host'],
+  validate: ['config'],
+  run: ['config', 'method', 'data', 'user', 'roles'],
+  routes: ['config'],
+  token: ['config', 'sub', 'roles', 'ttl'],
+  init: ['sagaway'],
+};
+
+/** Parse a command's arguments; unknown options, and options of other commands, are errors. */
+export function parseCommandArgs(command: string, argv: string[]): { options: CliOptions; positionals: string[] } {
+  const names = [...(COMMAND_OPTIONS[command] ?? []), 'help'];
+  const options: OptionSpec = {};
+  for (const name of names) options[name] = OPTIONS[name]!;
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true, options });
   return { options: values as CliOptions, positionals };
 }
 
-export const USAGE = `sagaway — API gateway and saga engine
+/** `--roles a,b` as a list: trimmed, empty items dropped. */
+export function parseRoles(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  return value
+    .split(',')
+    .map((r) => r.trim())
+    .filter((r) => r !== '');
+}
 
-Usage:
-  sagaway start    [--config FILE] [--port N]     gateway and every runner in one process
-  sagaway gateway  --config FILE [--port N]      the gateway alone; reaches runners over NATS
-  sagaway runner   --config FILE --runner NAME [--deployment ID] [--port N]
-                                                  one replica of a runner deployment (health/metrics on --port)
-  sagaway validate --config FILE                  check the file and every saga
-  sagaway run      --config FILE [--method M] [--data JSON] PATH
-                                                  run one saga in process, print its outcome
-
-Exit codes: 0 success (run: SUCCESS or ACK), 1 failure (validate: errors; run: FAIL or TIMEOUT),
-2 configuration or usage error.`;
+/** Refuse positionals where a command takes none. */
+export function noPositionals(command: string, positionals: string[]): void {
+  if (positionals.length > 0)
+    throw new SagawayError('VALIDATION_FAILED', `${command} takes no argument "${positionals[0]}" (see --help)`);
+}

@@ -4,16 +4,17 @@ import { createGateway } from '../gateway/server.js';
 import { JournalReader } from '../runner/journal.js';
 import { createState } from '../states/index.js';
 import type { State } from '../states/state.js';
-import type { CliOptions } from './args.js';
+import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 import { parsePort, untilStopped } from './port.js';
 
 /**
- * `sagaway gateway --config FILE [--port N]` (DESIGN §9): the gateway alone. Saga requests go
+ * `sagaway gateway --config FILE [--port N] [--host H]` (DESIGN §9): the gateway alone. Saga requests go
  * to the runners over NATS (the `defaultSystem` when it is a nats system, else the first nats
  * system); `/api/status` reads the runners' journals directly.
  */
-export async function gatewayCommand(options: CliOptions): Promise<number> {
+export async function gatewayCommand(options: CliOptions, positionals: string[]): Promise<number> {
+  noPositionals('gateway', positionals);
   const file = configPath(options.config, false);
   if (!file) throw new SagawayError('CONFIG_INVALID', 'gateway needs --config FILE (or ./sagaway.yaml)');
   const { settings, warnings } = await loadChecked(file);
@@ -52,8 +53,9 @@ export async function gatewayCommand(options: CliOptions): Promise<number> {
   };
   const port = parsePort(options.port ?? process.env['PORT']) ?? settings.gateway.port ?? 8080;
   const gateway = await createGateway({ settings, service: hub, log, ready, status: new JournalReader(journals) });
-  const address = await gateway.listen(port, settings.gateway.host);
-  log.info({ port: address.port, config: file, instance: hub.instance }, 'sagaway gateway started');
+  const host = options.host ?? settings.gateway.host;
+  const address = await gateway.listen(port, host);
+  log.info({ host, port: address.port, config: file, instance: hub.instance }, 'sagaway gateway started');
 
   await untilStopped((signal) => log.info({ signal }, 'stopping'));
   await gateway.close();

@@ -1,21 +1,14 @@
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
+import { routeWarnings } from '../gateway/route-check.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { checkDistributed } from '../runner/check-distributed.js';
 import { checkHandlers } from '../runner/check-handlers.js';
+import { PACKAGE_ROOT } from './package-info.js';
 
 /** The example bundled with the package, used by `sagaway start` when no ./sagaway.yaml exists. */
-export const BUNDLED_EXAMPLE = join(
-  dirname(fileURLToPath(import.meta.url)),
-  '..',
-  '..',
-  '..',
-  'examples',
-  'todo',
-  'sagaway.yaml',
-);
+export const BUNDLED_EXAMPLE = join(PACKAGE_ROOT, 'examples', 'todo', 'sagaway.yaml');
 
 /** Which config file a command uses: --config, else ./sagaway.yaml, else (start only) the bundled example. */
 export function configPath(option: string | undefined, allowBundled: boolean): string | undefined {
@@ -24,12 +17,16 @@ export function configPath(option: string | undefined, allowBundled: boolean): s
   return allowBundled ? BUNDLED_EXAMPLE : undefined;
 }
 
-/** Load a configuration with every check, handler versions included. */
+/**
+ * Load a configuration with every check, handler versions included, and the route traps as
+ * warnings (an API nobody can call, a saga the gateway cannot reach).
+ */
 export function loadChecked(file: string): Promise<LoadedConfig> {
   return loadConfig(file, {
     check: async (settings, report) => {
       checkDistributed(settings, report);
       await checkHandlers(settings, BUILTIN_HANDLERS, report);
+      for (const w of routeWarnings(settings)) report(w.file, w.at, w.message, 'warning');
     },
   });
 }

@@ -1,24 +1,36 @@
 import { randomUUID } from 'node:crypto';
-import { SagawayError } from '../core/errors.js';
+import { SagawayError, type ErrorInfo } from '../core/errors.js';
 import { createLogger } from '../core/logger.js';
 import { isForbiddenKey, isObject } from '../core/path.js';
 import { ApiMap } from '../gateway/api-map.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { Host } from '../runner/host.js';
 import { createState } from '../states/index.js';
-import type { CliOptions } from './args.js';
+import type { Principal } from '../core/types.js';
+import { parseRoles, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 /**
- * `sagaway run --config FILE [--method M] [--data JSON] PATH`: run one saga in process and print
- * `{"outcome","http","response","error"}` on stdout (DESIGN §9). Logs go to stderr.
+ * `sagaway run [--config FILE] [--method M] [--data JSON] [--user SUB --roles a,b] PATH`: run
+ * one saga in process and print `{"outcome","http","response","error"}` on stdout (DESIGN §9).
+ * Logs go to stderr. `run FILE PATH` is accepted for `run --config FILE PATH`.
  */
 export async function runCommand(options: CliOptions, positionals: string[]): Promise<number> {
+  let config = options.config;
+  if (positionals.length === 2 && config === undefined && /\.(?:ya?ml|json)$/i.test(positionals[0]!)) {
+    config = positionals.shift();
+  }
   const target = positionals[0];
-  if (!target || positionals.length > 1) throw new SagawayError('VALIDATION_FAILED', 'run needs exactly one PATH');
-  const file = configPath(options.config, false);
+  if (!target || positionals.length > 1) {
+    throw new SagawayError(
+      'VALIDATION_FAILED',
+      `run needs one PATH, got ${positionals.length}: sagaway run [--config FILE] PATH (see sagaway run --help)`,
+    );
+  }
+  const user = principal(options);
+  const file = configPath(config, false);
   if (!file) throw new SagawayError('VALIDATION_FAILED', 'no --config given and no ./sagaway.yaml here');
   const { settings } = await loadChecked(file);
   const method = (options.method ?? 'GET').toUpperCase();
@@ -51,7 +63,7 @@ export async function runCommand(options: CliOptions, positionals: string[]): Pr
       input,
       query,
       requestId: randomUUID(),
-      user: null,
+      user,
     });
     const out = {
       outcome: result.outcome,
@@ -65,6 +77,17 @@ export async function runCommand(options: CliOptions, positionals: string[]): Pr
     await host.close();
     log.flush();
   }
+}
+
+/** The user of `--user SUB --roles a,b`, as the gateway would make it from a token; else anonymous. */
+function principal(options: CliOptions): Principal | null {
+  if (options.user === undefined) {
+    if (options.roles !== undefined) throw new SagawayError('VALIDATION_FAILED', '--roles needs --user SUB');
+    return null;
+  }
+  if (options.user.trim() === '') throw new SagawayError('VALIDATION_FAILED', '--user needs a subject');
+  const roles = parseRoles(options.roles);
+  return { sub: options.user, roles, claims: { sub: options.user, roles }, anonymous: false };
 }
 
 /** Decode each segment once, as the gateway does; an encoded `/` inside a segment is refused. */
@@ -83,8 +106,11 @@ function decodePath(raw: string): string {
   return `/${decoded.join('/')}`;
 }
 
-function publicError(e: { code: string; message: string; http?: number }) {
-  return { code: e.code, message: e.message, http: e.http };
+/** The error as printed: code, message, http, and the wrapped step error (UNHANDLED_STEP_FAILURE). */
+function publicError(e: ErrorInfo): Record<string, unknown> {
+  const out: Record<string, unknown> = { code: e.code, message: e.message, http: e.http };
+  if (e.cause) out['cause'] = { code: e.cause.code, message: e.cause.message, http: e.cause.http };
+  return out;
 }
 
 function queryObject(params: URLSearchParams): Record<string, unknown> {

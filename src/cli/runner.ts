@@ -6,7 +6,7 @@ import { GatewayMetrics } from '../gateway/metrics.js';
 import { Host } from '../runner/host.js';
 import { runnerMetrics } from '../runner/metrics.js';
 import { createState } from '../states/index.js';
-import type { CliOptions } from './args.js';
+import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 import { startOpsServer } from './ops-server.js';
 import { parsePort, untilStopped } from './port.js';
@@ -17,7 +17,8 @@ import { parsePort, untilStopped } from './port.js';
  * events of the streams NAME consumes, over NATS; start as many replicas as needed. Health and
  * metrics are served on `--port`, else a free port (logged).
  */
-export async function runnerCommand(options: CliOptions): Promise<number> {
+export async function runnerCommand(options: CliOptions, positionals: string[]): Promise<number> {
+  noPositionals('runner', positionals);
   const file = configPath(options.config, false);
   if (!file) throw new SagawayError('CONFIG_INVALID', 'runner needs --config FILE (or ./sagaway.yaml)');
   const name = options.runner;
@@ -42,7 +43,12 @@ export async function runnerCommand(options: CliOptions): Promise<number> {
     serveRequests: true,
     observer: runnerMetrics(metrics.registry),
   });
-  const ops = await startOpsServer(parsePort(options.port) ?? 0, settings.gateway.host, () => host.ready(), metrics);
+  const ops = await startOpsServer(
+    parsePort(options.port) ?? 0,
+    options.host ?? settings.gateway.host,
+    () => host.ready(),
+    metrics,
+  );
   log.info(
     { port: ops.port, config: file, deployment: settings.runners[name]!.deployment, instance: host.instance },
     'sagaway runner started',

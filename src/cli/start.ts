@@ -1,17 +1,19 @@
 import { createLogger } from '../core/logger.js';
-import { SagawayError } from '../core/errors.js';
 import { createGateway } from '../gateway/server.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { Host } from '../runner/host.js';
 import { createState } from '../states/index.js';
-import type { CliOptions } from './args.js';
+import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
+import { parsePort } from './port.js';
 
 /**
- * `sagaway start [--config FILE] [--port N]`: the gateway and every runner of the file in one
- * process (embedded mode). Port: --port, else PORT, else gateway.port, else 8080.
+ * `sagaway start [--config FILE] [--port N] [--host H]`: the gateway and every runner of the file
+ * in one process (embedded mode). Port: --port, else PORT, else gateway.port, else 8080. Host:
+ * --host, else gateway.host (default 127.0.0.1).
  */
-export async function startCommand(options: CliOptions): Promise<number> {
+export async function startCommand(options: CliOptions, positionals: string[]): Promise<number> {
+  noPositionals('start', positionals);
   const file = configPath(options.config, true) as string;
   const { settings, warnings } = await loadChecked(file);
   const log = createLogger();
@@ -25,8 +27,12 @@ export async function startCommand(options: CliOptions): Promise<number> {
     ready: () => host.ready(),
     status: host.statusReader(),
   });
-  const address = await gateway.listen(port, settings.gateway.host);
-  log.info({ port: address.port, config: file, runners: [...host.runners.keys()] }, 'sagaway started');
+  const listenHost = options.host ?? settings.gateway.host;
+  const address = await gateway.listen(port, listenHost);
+  log.info(
+    { host: listenHost, port: address.port, config: file, runners: [...host.runners.keys()] },
+    'sagaway started',
+  );
 
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
@@ -40,12 +46,4 @@ export async function startCommand(options: CliOptions): Promise<number> {
   await host.close();
   log.flush();
   return 0;
-}
-
-function parsePort(value: string | undefined): number | undefined {
-  if (value === undefined || value === '') return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535)
-    throw new SagawayError('VALIDATION_FAILED', `invalid port "${value}"`);
-  return n;
 }

@@ -1,5 +1,5 @@
 import { formatIssue, SagawayError } from '../core/errors.js';
-import type { CliOptions } from './args.js';
+import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 
 /**
@@ -7,7 +7,8 @@ import { configPath, loadChecked } from './load.js';
  * Errors and warnings are printed one per line as `FILE:LINE:COL PATH: message`; exit 1 when
  * there are errors, 0 otherwise (warnings included). A ConfigError thrown here is printed by main.
  */
-export async function validateCommand(options: CliOptions): Promise<number> {
+export async function validateCommand(options: CliOptions, positionals: string[]): Promise<number> {
+  noPositionals('validate', positionals);
   const file = configPath(options.config, false);
   if (!file) throw new SagawayError('VALIDATION_FAILED', 'no --config given and no ./sagaway.yaml here');
   const { settings, warnings } = await loadChecked(file);

@@ -3,6 +3,8 @@ import { resolve } from 'node:path';
 import { isForbiddenKey } from '../core/path.js';
 import { parseDuration, parseSize } from '../core/units.js';
 import { checkSaga } from '../saga/graph.js';
+import { compileApiRate, compileLimits, limitIssues } from './compile-limits.js';
+import { DEFAULT_MAX_PAGE_BYTES } from '../states/list-options.js';
 import { isLayerField } from './layer-fields.js';
 import type { RawConfig, RawEventMeta, RawRunner, RawState, RawSystem } from './schema.js';
 import type {
@@ -68,6 +70,9 @@ export function compileSettings(
   gateway.apis.forEach((api, i) => {
     if (!runners[api.runner]) report(file, at('gateway', 'apis', i, 'runner'), `unknown runner "${api.runner}"`);
   });
+  for (const [name, message] of limitIssues(gateway.limits, raw.gateway?.limits)) {
+    report(file, at('gateway', 'limits', name), message);
+  }
   if (raw.gateway?.auth?.jwt) {
     const jwt = raw.gateway.auth.jwt;
     const keys = [jwt.secret, jwt.publicKey, jwt.jwksUrl].filter((k) => k !== undefined).length;
@@ -94,7 +99,8 @@ function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings {
   const s = g.stream ?? {};
   return {
     ...(g.port !== undefined ? { port: g.port } : {}),
-    host: g.host ?? '0.0.0.0',
+    // Loopback by default: `sagaway start` on a laptop must not serve the network; containers set 0.0.0.0.
+    host: g.host ?? '127.0.0.1',
     trustProxy: g.trustProxy ?? false,
     auth: {
       ...(jwt
@@ -107,6 +113,7 @@ function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings {
               ...(jwt.issuer !== undefined ? { issuer: jwt.issuer } : {}),
               ...(jwt.audience !== undefined ? { audience: jwt.audience } : {}),
               rolesClaim: jwt.rolesClaim ?? 'roles',
+              principalClaim: jwt.principalClaim ?? 'sub',
               clockToleranceMs: ms(jwt.clockTolerance, 5000),
             },
           }
@@ -125,6 +132,8 @@ function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings {
       ...(a.methods ? { methods: a.methods } : {}),
       roles: a.roles ?? [],
       public: a.public ?? false,
+      ...(a.rate !== undefined ? { rate: compileApiRate(a.rate)! } : {}),
+      ...(a.csp !== undefined ? { csp: a.csp } : {}),
     })),
     stream: {
       defaultWaitMs: ms(s.defaultWait, 1000),
@@ -135,9 +144,10 @@ function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings {
       maxStreams: s.maxStreams ?? 10_000,
       stallTimeoutMs: ms(s.stallTimeout, 30_000),
       maxEntries: s.maxEntries ?? 1000,
+      maxBuffered: Math.max(1, parseSize(s.maxBuffered) ?? 1024 * 1024),
       ...(s.cursorKey !== undefined ? { cursorKey: s.cursorKey } : {}),
     },
-    limits: { bodyLimit: parseSize(g.limits?.bodyLimit) ?? 1024 * 1024, timeoutMs: ms(g.limits?.timeout, 10_000) },
+    limits: compileLimits(g.limits),
     ...(g.static !== undefined ? { static: resolve(baseDir, g.static) } : {}),
   };
 }
@@ -176,6 +186,7 @@ function compileState(alias: string, st: RawState, baseDir: string): StateSettin
   const base = {
     alias,
     queries: st.queries ?? {},
+    maxPageBytes: Math.max(1, parseSize(st.maxPageSize) ?? DEFAULT_MAX_PAGE_BYTES),
     ...(st.seed !== undefined ? { seed: resolve(baseDir, st.seed) } : {}),
   };
   switch (st.type) {

@@ -1,5 +1,5 @@
 import { Type, type Static, type TObject, type TSchema, type TUnion } from '@sinclair/typebox';
-import { DURATION_PATTERN, SIZE_PATTERN } from '../core/units.js';
+import { DURATION_PATTERN, MAX_UNIT_TEXT, SIZE_PATTERN } from '../core/units.js';
 
 /**
  * The configuration format (DESIGN §3, §4, §6.1). This file is the one source of both the
@@ -8,16 +8,23 @@ import { DURATION_PATTERN, SIZE_PATTERN } from '../core/units.js';
  */
 
 const strict = { additionalProperties: false } as const;
-const Name = Type.String({ minLength: 1, maxLength: 128 });
+/** A name (1 to 128 characters) with what it names, for editors. */
+const NameOf = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
 
 /** Milliseconds, a string of digits, or "250ms" / "2s" / "5m" / "1h". */
-export const DurationSchema = Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: DURATION_PATTERN })], {
-  description: 'milliseconds, or a string such as "250ms", "2s", "5m", "1h"',
-});
+export const DurationSchema = Type.Union(
+  [Type.Integer({ minimum: 0 }), Type.String({ pattern: DURATION_PATTERN, maxLength: MAX_UNIT_TEXT })],
+  {
+    description: 'milliseconds, or a string such as "250ms", "2s", "5m", "1h"',
+  },
+);
 /** Bytes, or "512b" / "64kb" / "1mb" / "1gb" (1024-based). */
-export const SizeSchema = Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: SIZE_PATTERN })], {
-  description: 'bytes, or a string such as "512b", "64kb", "1mb", "1gb"',
-});
+export const SizeSchema = Type.Union(
+  [Type.Integer({ minimum: 0 }), Type.String({ pattern: SIZE_PATTERN, maxLength: MAX_UNIT_TEXT })],
+  {
+    description: 'bytes, or a string such as "512b", "64kb", "1mb", "1gb"',
+  },
+);
 
 /**
  * A union told apart by its `type` field. Written as oneOf + discriminator so that a validator
@@ -36,7 +43,7 @@ const HttpMethod = Type.Union(
   ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'].map((m) => Type.Literal(m)),
   { description: 'one of GET, POST, PUT, PATCH, DELETE, HEAD' },
 );
-const HttpStatus = Type.Integer({ minimum: 100, maximum: 599 });
+const HttpStatus = (description: string) => Type.Integer({ minimum: 100, maximum: 599, description });
 const ConditionValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()], {
   description: 'a string, number or boolean',
 });
@@ -45,7 +52,7 @@ const ConditionValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()]
 
 export const LinkSchema = Type.Object(
   {
-    to: Name,
+    to: NameOf('id of the step this link leads to'),
     when: Type.Optional(Type.Array(ConditionValue, { minItems: 1, description: 'condition values; "*" = otherwise' })),
     priority: Type.Optional(Type.Integer({ description: 'highest wins when several links match; default 0' })),
   },
@@ -54,32 +61,68 @@ export const LinkSchema = Type.Object(
 
 export const EventMetaSchema = Type.Object(
   {
-    handler: Type.Optional(Name),
-    action: Name,
+    handler: Type.Optional(
+      NameOf(
+        "the handler: a built-in (read, write, query, rest, action, task, saga) or a module's name; required on the local stream",
+      ),
+    ),
+    action: NameOf('the action of the handler, or a preconfigured action of the target runner'),
     version: Type.Integer({ minimum: 0, description: '0 = unversioned' }),
-    domain: Type.Optional(Type.String({ maxLength: 256 })),
-    inputElement: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-    outputElement: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-    parameters: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    stream: Type.Optional(Name),
-    system: Type.Optional(Name),
-    deployments: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
-    inject: Type.Optional(Type.Boolean()),
-    followAck: Type.Optional(Type.Boolean()),
-    responseSystem: Type.Optional(Name),
-    responseStream: Type.Optional(Name),
+    domain: Type.Optional(
+      Type.String({ maxLength: 256, description: 'alias of a state, query set or system; ctx.domain of the action' }),
+    ),
+    inputElement: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description: "path of the action's input in the payload (parameters.order); absent = the whole payload",
+      }),
+    ),
+    outputElement: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description:
+          'where the output goes: relative to inputElement, $.a.b from the root, $ = replace the payload, - = discard; absent = replaces the input',
+      }),
+    ),
+    parameters: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description: 'handler- and action-specific settings; ctx.parameters',
+      }),
+    ),
+    stream: Type.Optional(
+      NameOf('the event stream that carries the event: local (default, this process) or a named stream'),
+    ),
+    system: Type.Optional(NameOf('system of that event stream; default defaultSystem, else local')),
+    deployments: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        minItems: 1,
+        description: 'deployment ids of the target runner allowed to run the event',
+      }),
+    ),
+    inject: Type.Optional(
+      Type.Boolean({ description: 'resolve %%path%%, ${{VALUE}} and #{{SECRET}} placeholders; default false' }),
+    ),
+    followAck: Type.Optional(
+      Type.Boolean({ description: 'an ACK status continues the saga instead of ending it; default false' }),
+    ),
+    responseSystem: Type.Optional(NameOf('system of the reply, when not the default reply route')),
+    responseStream: Type.Optional(NameOf('stream of the reply, when not the default reply route')),
     timeout: Type.Optional(DurationSchema),
   },
-  strict,
+  { ...strict, description: 'event step: handler, action, version and its arguments' },
 );
 
 export const ErrorSpecSchema = Type.Object(
   {
-    code: Type.Optional(Type.String({ pattern: '^[A-Z][A-Z0-9_]{1,63}$' })),
-    message: Type.Optional(Type.String({ maxLength: 1024 })),
-    http: Type.Optional(HttpStatus),
+    code: Type.Optional(
+      Type.String({ pattern: '^[A-Z][A-Z0-9_]{1,63}$', description: 'the error code clients see (UPPER_CASE)' }),
+    ),
+    message: Type.Optional(Type.String({ maxLength: 1024, description: "the problem's detail" })),
+    http: Type.Optional(HttpStatus("the HTTP status; default 500, or the earlier step error's")),
   },
-  strict,
+  { ...strict, description: 'fail: the error { code, message, http }; default the last step error' },
 );
 
 const StepType = Type.Union(
@@ -89,18 +132,33 @@ const StepType = Type.Union(
 
 export const StepSchema = Type.Object(
   {
-    id: Name,
+    id: NameOf("the step's id, unique in the saga; links name it"),
     type: StepType,
-    name: Type.Optional(Type.String()),
-    description: Type.Optional(Type.String()),
-    stroke: Type.Optional(Type.String()),
-    fill: Type.Optional(Type.String()),
-    autoFail: Type.Optional(Type.Boolean()),
-    links: Type.Optional(Type.Array(LinkSchema)),
+    name: Type.Optional(Type.String({ description: 'a display name (graphs)' })),
+    description: Type.Optional(Type.String({ description: 'free text' })),
+    stroke: Type.Optional(Type.String({ description: 'outline colour in graphs' })),
+    fill: Type.Optional(Type.String({ description: 'fill colour in graphs' })),
+    autoFail: Type.Optional(
+      Type.Boolean({ description: "a failure of this step ends the saga FAIL; default the saga's autoFail" }),
+    ),
+    links: Type.Optional(Type.Array(LinkSchema, { description: 'where to go next: { to, when?, priority? }' })),
     eventMeta: Type.Optional(EventMetaSchema),
-    expression: Type.Optional(Type.String({ minLength: 1, maxLength: 65536 })),
-    outputElement: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-    http: Type.Optional(HttpStatus),
+    expression: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 65536,
+        description: 'JSONata over the payload ($request, $user, $error, $status bound): transform and condition steps',
+      }),
+    ),
+    outputElement: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description:
+          'transform: where the result goes (absent = replaces the payload); success: the part that is the response',
+      }),
+    ),
+    http: Type.Optional(HttpStatus('success: the HTTP status, e.g. 201; default 200')),
     error: Type.Optional(ErrorSpecSchema),
   },
   {
@@ -115,15 +173,30 @@ export const StepSchema = Type.Object(
 
 export const SagaSchema = Type.Object(
   {
-    id: Name,
-    path: Type.String({ pattern: '^/', maxLength: 512 }),
+    id: NameOf("the saga's id, unique in its runner"),
+    path: Type.String({
+      pattern: '^/',
+      maxLength: 512,
+      description:
+        'the request path it serves after /api/request or /api/stream; :name segments become parameters.name',
+    }),
     methods: Type.Optional(Type.Array(HttpMethod, { minItems: 1, description: 'default [GET]' })),
-    version: Type.Optional(Type.Integer({ minimum: 0 })),
-    description: Type.Optional(Type.String()),
-    autoFail: Type.Optional(Type.Boolean()),
-    roles: Type.Optional(Type.Array(Type.String())),
+    version: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: "a label of your own for the saga's revision; sagaway does not read it",
+      }),
+    ),
+    description: Type.Optional(Type.String({ description: 'free text' })),
+    autoFail: Type.Optional(Type.Boolean({ description: 'any failed step ends the saga FAIL; default false' })),
+    roles: Type.Optional(
+      Type.Array(Type.String(), { description: 'the caller needs one of these roles (checked by the runner)' }),
+    ),
     timeout: Type.Optional(DurationSchema),
-    steps: Type.Array(StepSchema, { minItems: 1 }),
+    steps: Type.Array(StepSchema, {
+      minItems: 1,
+      description: 'the graph: exactly one start step, links between steps',
+    }),
   },
   strict,
 );
@@ -132,7 +205,10 @@ export const SagaSchema = Type.Object(
 
 /** `{ default?, override? }` for one field of an event's settings (DESIGN §6.6). */
 const MetaLayer = Type.Object(
-  { default: Type.Optional(Type.Unknown()), override: Type.Optional(Type.Unknown()) },
+  {
+    default: Type.Optional(Type.Unknown({ description: 'used unless the step sets the field' })),
+    override: Type.Optional(Type.Unknown({ description: 'used whatever the step sets' })),
+  },
   strict,
 );
 const MetaLayers = Type.Record(Type.String(), MetaLayer, {
@@ -140,22 +216,48 @@ const MetaLayers = Type.Record(Type.String(), MetaLayer, {
 });
 
 export const StructuralActionSchema = Type.Object(
-  { handler: Type.Optional(Name), description: Type.Optional(Type.String()), meta: Type.Optional(MetaLayers) },
+  {
+    handler: Type.Optional(NameOf('the handler that runs it')),
+    description: Type.Optional(Type.String({ description: 'free text' })),
+    meta: Type.Optional(MetaLayers),
+  },
   strict,
 );
 
 export const StreamBindingSchema = Type.Object(
-  { handler: Type.Optional(Name), system: Type.Optional(Name), meta: Type.Optional(MetaLayers) },
+  {
+    handler: Type.Optional(NameOf('events on this stream default to this handler')),
+    system: Type.Optional(NameOf('system of the stream; default defaultSystem, else local')),
+    meta: Type.Optional(MetaLayers),
+  },
   strict,
 );
 
 export const RunnerSchema = Type.Object(
   {
-    deployment: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    handlers: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
-    sagas: Type.Optional(Type.Array(Type.Union([Type.String({ minLength: 1 }), SagaSchema]))),
-    actions: Type.Optional(Type.Record(Type.String(), StructuralActionSchema)),
-    streams: Type.Optional(Type.Record(Type.String(), StreamBindingSchema)),
+    deployment: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'this runner\'s deployment id; default "1"' }),
+    ),
+    handlers: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        description: 'built-in handler names and paths of handler modules (relative to this file)',
+      }),
+    ),
+    sagas: Type.Optional(
+      Type.Array(Type.Union([Type.String({ minLength: 1 }), SagaSchema]), {
+        description: 'globs of saga files (relative to this file) and inline sagas',
+      }),
+    ),
+    actions: Type.Optional(
+      Type.Record(Type.String(), StructuralActionSchema, {
+        description: 'structural actions: name -> { handler, meta } defaults and overrides of event settings',
+      }),
+    ),
+    streams: Type.Optional(
+      Type.Record(Type.String(), StreamBindingSchema, {
+        description: 'event streams this runner consumes: name -> { handler, system, meta }',
+      }),
+    ),
     maxSteps: Type.Optional(Type.Integer({ minimum: 1, description: 'steps one saga run may take; default 1000' })),
     journal: Type.Optional(
       Type.String({
@@ -171,13 +273,15 @@ export const RunnerSchema = Type.Object(
 
 const NatsSystem = Type.Object(
   {
-    type: Type.Literal('nats'),
-    servers: Type.Array(Type.String(), { minItems: 1 }),
+    type: Type.Literal('nats', { description: 'NATS JetStream, an event streaming platform' }),
+    servers: Type.Array(Type.String(), { minItems: 1, description: 'server URLs, e.g. nats://127.0.0.1:4222' }),
     ackWait: Type.Optional(DurationSchema),
-    maxDeliver: Type.Optional(Type.Integer({ minimum: 1 })),
-    user: Type.Optional(Type.String()),
-    pass: Type.Optional(Type.String()),
-    token: Type.Optional(Type.String()),
+    maxDeliver: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'deliveries of one event before EVENT_DELIVERY_EXHAUSTED; default 5' }),
+    ),
+    user: Type.Optional(Type.String({ description: 'user name (use ${env:...})' })),
+    pass: Type.Optional(Type.String({ description: 'password (use ${env:...})' })),
+    token: Type.Optional(Type.String({ description: 'auth token (use ${env:...})' })),
     prefix: Type.Optional(
       Type.String({ pattern: '^[A-Za-z0-9_-]+$', description: 'stream/subject prefix; default sagaway' }),
     ),
@@ -186,11 +290,11 @@ const NatsSystem = Type.Object(
 );
 const HttpSystem = Type.Object(
   {
-    type: Type.Literal('http'),
-    baseUrl: Type.String({ pattern: '^https?://' }),
+    type: Type.Literal('http', { description: 'a base URL that the rest handler calls' }),
+    baseUrl: Type.String({ pattern: '^https?://', description: 'origin and base path of the service' }),
     timeout: Type.Optional(DurationSchema),
     maxResponseSize: Type.Optional(SizeSchema),
-    headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+    headers: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'headers sent with every call' })),
     allowPrivate: Type.Optional(
       Type.Boolean({ description: 'allow loopback/private/link-local targets; default false' }),
     ),
@@ -198,7 +302,10 @@ const HttpSystem = Type.Object(
   },
   strict,
 );
-const LocalSystem = Type.Object({ type: Type.Literal('local') }, strict);
+const LocalSystem = Type.Object(
+  { type: Type.Literal('local', { description: 'in this process, like the built-in local system' }) },
+  strict,
+);
 export const SystemSchema = Discriminated([NatsSystem, HttpSystem, LocalSystem]);
 
 const Query = Type.Object(
@@ -208,29 +315,58 @@ const Query = Type.Object(
   },
   strict,
 );
-const Queries = Type.Optional(Type.Record(Type.String(), Query));
+const Queries = Type.Optional(
+  Type.Record(Type.String(), Query, { description: 'named queries for query.GetQuery: name -> { sql } or { filter }' }),
+);
+/** The seed file of a state, for editors. */
+const Seed = () =>
+  Type.Optional(
+    Type.String({
+      description: 'JSON file of records [{ id, data }] loaded when the state is empty (relative to this file)',
+    }),
+  );
+/** The table name of a SQL state, for editors. */
+const Table = () =>
+  Type.Optional(
+    Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,62}$', description: "the SQL table; default the state's alias" }),
+  );
+/** A size setting with its own description (what it bounds, and its default). */
+const limitSize = (description: string) =>
+  Type.Union(SizeSchema.anyOf, { description: `${description}; ${SizeSchema.description}` });
+const MaxPageSize = Type.Optional(
+  limitSize(
+    'bytes of record data one list page holds; a page stops early (with `next`) once its records reach it; default 4mb',
+  ),
+);
 const MemoryState = Type.Object(
-  { type: Type.Literal('memory'), queries: Queries, seed: Type.Optional(Type.String()) },
+  {
+    type: Type.Literal('memory', { description: 'in process, lost on restart' }),
+    queries: Queries,
+    seed: Seed(),
+    maxPageSize: MaxPageSize,
+  },
   strict,
 );
 const SqliteState = Type.Object(
   {
-    type: Type.Literal('sqlite'),
+    type: Type.Literal('sqlite', { description: 'a SQLite file (WAL)' }),
     file: Type.String({ minLength: 1, description: 'path of the database file, or ":memory:"' }),
-    table: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,62}$' })),
+    table: Table(),
     queries: Queries,
-    seed: Type.Optional(Type.String()),
+    seed: Seed(),
+    maxPageSize: MaxPageSize,
   },
   strict,
 );
 const PostgresState = Type.Object(
   {
-    type: Type.Literal('postgres'),
-    url: Type.String({ minLength: 1 }),
-    table: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,62}$' })),
-    poolSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+    type: Type.Literal('postgres', { description: 'a PostgreSQL table' }),
+    url: Type.String({ minLength: 1, description: 'connection URL, postgres://user:pass@host/db (use ${env:...})' }),
+    table: Table(),
+    poolSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'connections; default 10' })),
     queries: Queries,
-    seed: Type.Optional(Type.String()),
+    seed: Seed(),
+    maxPageSize: MaxPageSize,
   },
   strict,
 );
@@ -240,54 +376,147 @@ export const StateSchema = Discriminated([MemoryState, SqliteState, PostgresStat
 
 const JwtAuth = Type.Object(
   {
-    secret: Type.Optional(Type.String({ minLength: 1 })),
+    secret: Type.Optional(
+      Type.String({ minLength: 1, description: 'HMAC secret of HS256/384/512 tokens (use ${env:...})' }),
+    ),
     publicKey: Type.Optional(Type.String({ minLength: 1, description: 'PEM (SPKI) public key' })),
-    jwksUrl: Type.Optional(Type.String({ pattern: '^https?://' })),
-    algorithms: Type.Optional(Type.Array(Type.String(), { minItems: 1 })),
-    issuer: Type.Optional(Type.String()),
-    audience: Type.Optional(Type.String()),
+    jwksUrl: Type.Optional(Type.String({ pattern: '^https?://', description: "URL of the identity provider's JWKS" })),
+    algorithms: Type.Optional(
+      Type.Array(Type.String(), {
+        minItems: 1,
+        description: 'accepted algorithms; default [HS256] with a secret, [RS256, ES256, EdDSA] with a key',
+      }),
+    ),
+    issuer: Type.Optional(Type.String({ description: 'required iss claim' })),
+    audience: Type.Optional(Type.String({ description: 'required aud claim' })),
     rolesClaim: Type.Optional(Type.String({ description: 'path of the roles array in the token; default roles' })),
+    principalClaim: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'dotted path of the claim that names the caller (a non-empty string); a token without it is 401; default sub',
+      }),
+    ),
     clockTolerance: Type.Optional(DurationSchema),
   },
-  strict,
+  { ...strict, description: 'JWT bearer tokens: exactly one of secret, publicKey, jwksUrl' },
 );
 const ApiKey = Type.Object(
   {
-    name: Name,
-    sha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }),
-    roles: Type.Optional(Type.Array(Type.String())),
+    name: NameOf("the key's name; the caller is apikey:<name>"),
+    sha256: Type.String({
+      pattern: '^[0-9a-fA-F]{64}$',
+      description: 'hex SHA-256 of the key sent in X-API-Key (the key itself is never stored)',
+    }),
+    roles: Type.Optional(Type.Array(Type.String(), { description: 'roles of its caller' })),
+  },
+  strict,
+);
+/** A duration setting with its own description (what it bounds, and its default). */
+const limitDuration = (description: string) =>
+  Type.Union(DurationSchema.anyOf, { description: `${description}; ${DurationSchema.description}` });
+const Rate = Type.Object(
+  {
+    max: Type.Integer({ minimum: 1, description: 'requests one client may make per window' }),
+    window: limitDuration('the window the count runs over'),
+  },
+  strict,
+);
+const GlobalRate = Type.Object(
+  {
+    max: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'requests one client may make per window; default 200' }),
+    ),
+    window: Type.Optional(limitDuration('the window the count runs over; default 10s')),
+    redis: Type.Optional(
+      Type.String({
+        pattern: '^rediss?://',
+        description: 'Redis URL of a count shared by several gateway replicas; default: counted in this process',
+      }),
+    ),
   },
   strict,
 );
 export const ApiSchema = Type.Object(
   {
-    path: Type.String({ pattern: '^/' }),
-    runner: Name,
-    methods: Type.Optional(Type.Array(HttpMethod, { minItems: 1 })),
-    roles: Type.Optional(Type.Array(Type.String())),
-    public: Type.Optional(Type.Boolean()),
+    path: Type.String({ pattern: '^/', description: 'path prefix, matched by whole segments; / maps everything' }),
+    runner: NameOf('the runner whose sagas serve it'),
+    methods: Type.Optional(
+      Type.Array(HttpMethod, { minItems: 1, description: 'allowed methods (405 with Allow otherwise); default any' }),
+    ),
+    roles: Type.Optional(
+      Type.Array(Type.String(), { description: 'the caller needs one of these roles (403 otherwise)' }),
+    ),
+    public: Type.Optional(
+      Type.Boolean({
+        description: 'no credentials needed; default false (then a valid token or API key is, 401 otherwise)',
+      }),
+    ),
+    csp: Type.Optional(
+      Type.String({
+        pattern: '^[\\x20-\\x7E]{1,4096}$',
+        description:
+          "Content-Security-Policy of a saga's own `html` pages under this path; default a strict policy without scripts",
+      }),
+    ),
+    rate: Type.Optional(
+      Type.Union([Rate, Type.Literal(false)], {
+        description: 'own per-client rate limit of this API (counted apart from the others), or false for none',
+      }),
+    ),
   },
   strict,
 );
+const Limits = Type.Object(
+  {
+    bodyLimit: Type.Optional(SizeSchema),
+    timeout: Type.Optional(DurationSchema),
+    maxResponse: Type.Optional(
+      limitSize('largest response of one request, and of one stream poll; over it 502 RESPONSE_TOO_LARGE; default 8mb'),
+    ),
+    headerTimeout: Type.Optional(limitDuration('time to receive the request headers; default 10s')),
+    bodyTimeout: Type.Optional(limitDuration('time to receive the whole request, headers and body; default 30s')),
+    idleTimeout: Type.Optional(
+      limitDuration('a connection without traffic for this long is closed (streams excepted); default 60s'),
+    ),
+    maxConnections: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'open connections at most; more are closed unserved; default 16384' }),
+    ),
+    rate: Type.Optional(
+      Type.Union([GlobalRate, Type.Literal(false)], {
+        description: 'per-client rate limit of both forms; default 200 per 10s; false = none',
+      }),
+    ),
+  },
+  { ...strict, description: 'request limits: sizes, times, connections and rates (docs/gateway.md#limits)' },
+);
 export const GatewaySchema = Type.Object(
   {
-    port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
-    host: Type.Optional(Type.String()),
-    trustProxy: Type.Optional(Type.Boolean()),
+    port: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 65535, description: 'port; --port and PORT win; default 8080' }),
+    ),
+    host: Type.Optional(
+      Type.String({ description: 'address to listen on; default 127.0.0.1 (this machine), 0.0.0.0 in containers' }),
+    ),
+    trustProxy: Type.Optional(
+      Type.Boolean({ description: 'take the client address from X-Forwarded-For; default false' }),
+    ),
     auth: Type.Optional(
       Type.Object(
         {
           jwt: Type.Optional(JwtAuth),
-          apiKeys: Type.Optional(Type.Array(ApiKey)),
+          apiKeys: Type.Optional(Type.Array(ApiKey, { description: 'API keys (header X-API-Key)' })),
           cookie: Type.Optional(Type.String({ description: 'cookie holding the token; default sagaway_token' })),
           queryToken: Type.Optional(
             Type.Boolean({ description: 'accept ?access_token= on stream GETs; default false' }),
           ),
         },
-        strict,
+        { ...strict, description: 'how callers are authenticated: jwt and/or apiKeys' },
       ),
     ),
-    apis: Type.Optional(Type.Array(ApiSchema)),
+    apis: Type.Optional(
+      Type.Array(ApiSchema, { description: 'what the gateway serves: path prefix -> runner, methods, auth' }),
+    ),
     stream: Type.Optional(
       Type.Object(
         {
@@ -295,42 +524,82 @@ export const GatewaySchema = Type.Object(
           minWait: Type.Optional(DurationSchema),
           maxWait: Type.Optional(DurationSchema),
           heartbeat: Type.Optional(DurationSchema),
-          maxPerClient: Type.Optional(Type.Integer({ minimum: 1 })),
-          maxStreams: Type.Optional(Type.Integer({ minimum: 1 })),
+          maxPerClient: Type.Optional(
+            Type.Integer({ minimum: 1, description: 'open streams per client (429 over it); default 10' }),
+          ),
+          maxStreams: Type.Optional(
+            Type.Integer({ minimum: 1, description: 'open streams in total (503 over it); default 10000' }),
+          ),
           stallTimeout: Type.Optional(DurationSchema),
           maxEntries: Type.Optional(
             Type.Integer({ minimum: 1, description: 'entries sent from one poll; default 1000' }),
           ),
-          cursorKey: Type.Optional(Type.String({ minLength: 16 })),
+          maxBuffered: Type.Optional(
+            limitSize(
+              'bytes queued for a client that does not read; over it the stream waits for the socket ' +
+                '(no polls) and closes after stallTimeout with a resumable cursor; default 1mb',
+            ),
+          ),
+          cursorKey: Type.Optional(
+            Type.String({
+              minLength: 16,
+              description: 'HMAC key of SSE cursors, shared by gateway replicas; default a random key per process',
+            }),
+          ),
         },
-        strict,
+        { ...strict, description: 'the stream form (SSE): waits, heartbeat, limits, cursors' },
       ),
     ),
-    limits: Type.Optional(
-      Type.Object({ bodyLimit: Type.Optional(SizeSchema), timeout: Type.Optional(DurationSchema) }, strict),
-    ),
+    limits: Type.Optional(Limits),
     static: Type.Optional(Type.String({ description: 'folder of static files served at /' })),
   },
-  strict,
+  { ...strict, description: 'the HTTP front: port, host, auth, apis, stream, limits' },
 );
 
 // ---------------------------------------------------------------- the file
 
 export const ConfigSchema = Type.Object(
   {
-    $schema: Type.Optional(Type.String()),
+    $schema: Type.Optional(Type.String({ description: 'the JSON Schema of this file, for editors' })),
     gateway: Type.Optional(GatewaySchema),
-    systems: Type.Optional(Type.Record(Type.String(), SystemSchema)),
-    defaultSystem: Type.Optional(Name),
-    states: Type.Optional(Type.Record(Type.String(), StateSchema)),
-    values: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]))),
-    secrets: Type.Optional(
-      Type.Union([
-        Type.Object({ from: Type.Literal('env'), prefix: Type.Optional(Type.String()) }, strict),
-        Type.Object({ from: Type.Literal('file'), file: Type.String({ minLength: 1 }) }, strict),
-      ]),
+    systems: Type.Optional(
+      Type.Record(Type.String(), SystemSchema, { description: 'named connections: nats, http, local' }),
     ),
-    runners: Type.Optional(Type.Record(Type.String(), RunnerSchema)),
+    defaultSystem: Type.Optional(NameOf('the system of event streams that name none; default local')),
+    states: Type.Optional(
+      Type.Record(Type.String(), StateSchema, { description: 'named stores of records: memory, sqlite, postgres' }),
+    ),
+    values: Type.Optional(
+      Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
+        description: 'named values for ${{NAME}} in injected settings',
+      }),
+    ),
+    secrets: Type.Optional(
+      Type.Union(
+        [
+          Type.Object(
+            {
+              from: Type.Literal('env', { description: 'read SECRET from the environment variable <prefix>SECRET' }),
+              prefix: Type.Optional(Type.String({ description: 'default SAGAWAY_SECRET_' })),
+            },
+            strict,
+          ),
+          Type.Object(
+            {
+              from: Type.Literal('file', { description: 'read secrets from a JSON file' }),
+              file: Type.String({ minLength: 1, description: 'the JSON file { NAME: value } (relative to this file)' }),
+            },
+            strict,
+          ),
+        ],
+        { description: '{ from: env, prefix } or { from: file, file }: where #{{NAME}} secrets come from' },
+      ),
+    ),
+    runners: Type.Optional(
+      Type.Record(Type.String(), RunnerSchema, {
+        description: 'runners by name: their handlers, sagas, actions, streams',
+      }),
+    ),
   },
   { ...strict, $id: 'https://sagaway.dev/schema/sagaway.schema.json', title: 'sagaway configuration' },
 );

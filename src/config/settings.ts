@@ -17,6 +17,8 @@ export interface JwtSettings {
   audience?: string;
   /** path of the roles array in the token; default `roles` */
   rolesClaim: string;
+  /** dotted path of the claim naming the caller; a token without it is refused; default `sub` */
+  principalClaim: string;
   /** default 5 s */
   clockToleranceMs: number;
 }
@@ -45,6 +47,36 @@ export interface ApiSettings {
   methods?: readonly string[];
   roles: readonly string[];
   public: boolean;
+  /** Content-Security-Policy of a saga's own `html` pages; undefined = the strict default */
+  csp?: string;
+  /** own rate limit of this API; false = none; undefined = the gateway's (`limits.rate`) */
+  rate?: RateSettings | false;
+}
+
+/** A per-client rate limit: `max` requests per `windowMs`. */
+export interface RateSettings {
+  max: number;
+  windowMs: number;
+}
+
+/** `gateway.limits` (DESIGN §10): what one request, one connection and one client may take. */
+export interface LimitSettings {
+  /** largest request body; default 1 MiB */
+  bodyLimit: number;
+  /** deadline of a saga run; default 10 s */
+  timeoutMs: number;
+  /** largest response (one request, one stream poll) in bytes; default 8 MiB */
+  maxResponse: number;
+  /** time to receive the request headers; default 10 s */
+  headerTimeoutMs: number;
+  /** time to receive the whole request (headers and body); default 30 s */
+  bodyTimeoutMs: number;
+  /** a connection without traffic for this long is closed (not SSE streams); default max(60 s, timeout + 10 s) */
+  idleTimeoutMs: number;
+  /** open connections at most; default 16384 */
+  maxConnections: number;
+  /** per-client rate limit of both forms; default 200 per 10 s; undefined = none */
+  rate?: RateSettings & { redis?: string };
 }
 
 export interface StreamSettings {
@@ -58,6 +90,8 @@ export interface StreamSettings {
   stallTimeoutMs: number;
   /** entries sent from one poll at most; default 1000 */
   maxEntries: number;
+  /** bytes queued for a socket before the loop waits for it to drain; default 1 MiB */
+  maxBuffered: number;
   /** HMAC key of cursor tokens; undefined = a random key per process */
   cursorKey?: string;
 }
@@ -69,7 +103,7 @@ export interface GatewaySettings {
   auth: AuthSettings;
   apis: readonly ApiSettings[];
   stream: StreamSettings;
-  limits: { bodyLimit: number; timeoutMs: number };
+  limits: LimitSettings;
   /** absolute folder of static files served at `/`, if any */
   static?: string;
 }
@@ -111,6 +145,8 @@ export interface QuerySettings {
 
 interface StateBase {
   alias: string;
+  /** bytes of record data one list page holds at most (one record always fits); the compiler fills in 4 MiB, absent = the same */
+  maxPageBytes?: number;
   queries: Readonly<Record<string, QuerySettings>>;
   /** absolute path of a JSON file of records `[{id, data}]` loaded when the state is empty */
   seed?: string;

@@ -54,7 +54,7 @@ export function parsePath(text: string): PayloadPath {
       const close = body.indexOf(']', i);
       if (close < 0) throw invalid(text, 'unclosed "["');
       const digits = body.slice(i + 1, close);
-      if (!/^(0|[1-9][0-9]{0,5})$/.test(digits)) throw invalid(text, `bad index "[${digits.slice(0, 8)}]"`);
+      if (!/^(?:0|[1-9][0-9]{0,5})$/.test(digits)) throw invalid(text, `bad index "[${digits.slice(0, 8)}]"`);
       const index = Number(digits);
       if (index > PATH_MAX_INDEX) throw invalid(text, `index over ${PATH_MAX_INDEX}`);
       segments.push(index);

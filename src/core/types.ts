@@ -10,6 +10,8 @@ export interface Principal {
   roles: string[];
   claims: Record<string, unknown>;
   anonymous: boolean;
+  /** how the gateway authenticated it (absent: anonymous, or a principal made by code) */
+  kind?: 'jwt' | 'apikey';
 }
 
 /** The request part of the `@` context. */
@@ -39,8 +41,13 @@ export interface SagaRequest {
   /** INPUT of §4.1: the JSON body (POST/PUT/PATCH) or the query (GET/DELETE/HEAD); path parameters are added by the runner */
   input: Record<string, unknown>;
   query: Record<string, unknown>;
+  /** the run id: made by the gateway for every request, unique (never the client's header) */
   requestId: string;
   user: Principal | null;
+  /** the caller's scope (core/caller.ts callerKey); default: derived from `user` */
+  caller?: string;
+  /** the client's own `X-Request-Id`, for logs and status lookups only */
+  correlationId?: string;
   /** the whole saga must end by then (epoch ms); default now + the saga's timeout */
   deadline?: number;
   /** aborted when the caller no longer wants the result (client gone, stream closed) */

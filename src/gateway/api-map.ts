@@ -25,11 +25,26 @@ function normalise(path: string): string {
   return '/' + segs.join('/');
 }
 
+/** The `detail` of a 404 for a path no API serves. */
+export const NO_API_DETAIL = 'no API serves this path';
+
+/** The `detail` of a 404 for a path that a saga has but that no API entry maps to its runner. */
+export const UNMAPPED_SAGA_DETAIL =
+  'no API serves this path: a saga of this configuration has it, but no gateway.apis entry maps it to its runner ' +
+  '(`sagaway routes` shows the table)';
+
 /** Compiled API mapping. */
 export class ApiMap {
   private readonly byPrefix = new Map<string, CompiledApi>();
+  /** segments of the saga paths that no API entry covers (`:param` matches any segment) */
+  private readonly unmapped: readonly (readonly string[])[];
 
-  constructor(apis: readonly ApiSettings[]) {
+  /**
+   * `unmapped`: saga paths that no API entry covers, so that their 404 can say why; it is only
+   * read when a request already failed to match.
+   */
+  constructor(apis: readonly ApiSettings[], unmapped: readonly string[] = []) {
+    this.unmapped = unmapped.map((p) => p.split('/').filter((s) => s !== ''));
     for (const api of apis) {
       const prefix = normalise(api.path);
       // The first entry for a prefix wins, as a config reader would expect.
@@ -56,6 +71,16 @@ export class ApiMap {
       if (api) found = api;
     }
     return found;
+  }
+
+  /** The 404 detail for `segments`, which matched no API: says so when a saga has that path. */
+  notFoundDetail(segments: readonly string[] | undefined): string {
+    if (segments === undefined || this.unmapped.length === 0) return NO_API_DETAIL;
+    const hit = this.unmapped.some(
+      (pattern) =>
+        pattern.length === segments.length && pattern.every((p, i) => p.startsWith(':') || p === segments[i]),
+    );
+    return hit ? UNMAPPED_SAGA_DETAIL : NO_API_DETAIL;
   }
 
   /** Whether `api` allows `method`. */

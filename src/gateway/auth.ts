@@ -1,7 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AuthSettings } from '../config/settings.js';
 import type { Principal } from '../core/types.js';
+import { APIKEY_SUB_PREFIX } from '../core/caller.js';
 import { isForbiddenKey } from '../core/path.js';
+import { roleRefusal } from '../core/roles.js';
 import type { CompiledApi } from './api-map.js';
 import { ApiKeyStore } from './auth-api-key.js';
 import type { Credential } from './auth-credentials.js';
@@ -28,13 +30,28 @@ export type AuthDecision = { ok: true; principal: Principal } | { ok: false; cod
 
 const UNAUTHORIZED: AuthDecision = Object.freeze({ ok: false, code: 'UNAUTHORIZED' });
 
-/** Roles at a dotted claim path: an array of strings, or a space-separated string (like `scope`). */
-export function rolesAt(claims: Record<string, unknown>, path: readonly string[]): string[] {
+/** Longest principal (`principalClaim` value) accepted. */
+const MAX_PRINCIPAL_LENGTH = 1024;
+
+/** The value at a dotted claim path (own keys only), or undefined. */
+function valueAt(claims: Record<string, unknown>, path: readonly string[]): unknown {
   let node: unknown = claims;
   for (const key of path) {
-    if (typeof node !== 'object' || node === null || Array.isArray(node) || !Object.hasOwn(node, key)) return [];
+    if (typeof node !== 'object' || node === null || Array.isArray(node) || !Object.hasOwn(node, key)) return undefined;
     node = (node as Record<string, unknown>)[key];
   }
+  return node;
+}
+
+/** A dotted claim path, or none when it names a forbidden key (then nothing is found there). */
+function claimPath(dotted: string): readonly string[] | undefined {
+  const path = dotted.split('.').filter((s) => s !== '');
+  return path.length === 0 || path.some(isForbiddenKey) ? undefined : path;
+}
+
+/** Roles at a dotted claim path: an array of strings, or a space-separated string (like `scope`). */
+export function rolesAt(claims: Record<string, unknown>, path: readonly string[]): string[] {
+  const node = path.length === 0 ? undefined : valueAt(claims, path);
   if (Array.isArray(node)) return node.filter((r): r is string => typeof r === 'string');
   if (typeof node === 'string') return node.split(/\s+/).filter((r) => r !== '');
   return [];
@@ -45,6 +62,8 @@ export class Authenticator {
   private readonly jwt?: JwtVerifier;
   private readonly keys: ApiKeyStore;
   private readonly rolesPath: readonly string[];
+  /** where the principal is in a token (`principalClaim`, default `sub`) */
+  private readonly principalPath: readonly string[] | undefined;
 
   constructor(
     readonly settings: AuthSettings,
@@ -52,8 +71,9 @@ export class Authenticator {
   ) {
     if (settings.jwt) this.jwt = createJwtVerifier(settings.jwt);
     this.keys = new ApiKeyStore(settings.apiKeys);
-    const path = (settings.jwt?.rolesClaim ?? 'roles').split('.').filter((s) => s !== '');
-    this.rolesPath = path.some(isForbiddenKey) ? [] : path;
+    this.rolesPath = claimPath(settings.jwt?.rolesClaim ?? 'roles') ?? [];
+    // An unusable path (`__proto__`, empty) finds nothing: every token is refused, never one shared principal.
+    this.principalPath = claimPath(settings.jwt?.principalClaim ?? 'sub');
   }
 
   /** The principal of a credential, or null when it is not valid. */
@@ -63,20 +83,29 @@ export class Authenticator {
 
   private verifyKey(presented: string): Principal | null {
     const key = this.keys.find(presented);
-    return key ? { sub: `apikey:${key.name}`, roles: [...key.roles], claims: {}, anonymous: false } : null;
+    return key
+      ? { sub: `${APIKEY_SUB_PREFIX}${key.name}`, roles: [...key.roles], claims: {}, anonymous: false, kind: 'apikey' }
+      : null;
   }
 
   private async verifyJwt(token: string): Promise<Principal | null> {
     if (!this.jwt) return null;
+    let claims: Record<string, unknown>;
     try {
-      const claims = (await this.jwt.verify(token)) as Record<string, unknown>;
-      const sub = typeof claims['sub'] === 'string' && claims['sub'] !== '' ? claims['sub'] : 'jwt';
-      return { sub, roles: rolesAt(claims, this.rolesPath), claims, anonymous: false };
+      claims = (await this.jwt.verify(token)) as Record<string, unknown>;
     } catch (err) {
       // The reason goes to the log (never the token); the client only learns 401.
       this.log.debug({ reason: (err as { code?: string }).code ?? 'invalid' }, 'jwt rejected');
       return null;
     }
+    // A token that names nobody is refused: it would otherwise be one shared principal for
+    // every such token (its status records, cursors and stream slots shared with all of them).
+    const sub = this.principalPath && valueAt(claims, this.principalPath);
+    if (typeof sub !== 'string' || sub === '' || sub.length > MAX_PRINCIPAL_LENGTH) {
+      this.log.debug({ reason: 'ERR_NO_PRINCIPAL_CLAIM' }, 'jwt rejected');
+      return null;
+    }
+    return { sub, roles: rolesAt(claims, this.rolesPath), claims, anonymous: false, kind: 'jwt' };
   }
 
   /**
@@ -97,10 +126,7 @@ export class Authenticator {
 
   /** The role check alone (the principal is already authenticated). */
   authorize(api: CompiledApi, principal: Principal): AuthDecision {
-    const required = api.settings.roles;
-    if (!api.settings.public && required.length > 0 && !required.some((r) => principal.roles.includes(r))) {
-      return { ok: false, code: 'FORBIDDEN' };
-    }
-    return { ok: true, principal };
+    const refused = api.settings.public ? undefined : roleRefusal(api.settings.roles, principal);
+    return refused ? { ok: false, code: refused } : { ok: true, principal };
   }
 }

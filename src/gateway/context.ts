@@ -56,14 +56,17 @@ declare module 'fastify' {
  * API's methods (405 with Allow), then auth (401, 403). Running it before body parsing means
  * that an unauthenticated caller cannot make the gateway read and parse a body.
  */
-export function admitter(ctx: GatewayContext, form: Form) {
+/** What happens to a request refused for its credential (the rate limit counts it), then `send`. */
+export type OnUnauthorized = (request: FastifyRequest, reply: FastifyReply, api: CompiledApi, send: () => void) => void;
+
+export function admitter(ctx: GatewayContext, form: Form, onUnauthorized?: OnUnauthorized) {
   const prefix = FORM_PREFIX[form];
   // Callback style: most requests (public APIs, API keys) are decided without a promise.
   return function admit(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
     const sagaPath = parseSagaPath(request.url, prefix, form === 'request');
     const api = sagaPath && ctx.apis.match(sagaPath.segments);
     if (!sagaPath || !api) {
-      sendProblem(reply, problemFor('NOT_FOUND', request.id, 'no API serves this path'));
+      sendProblem(reply, problemFor('NOT_FOUND', request.id, ctx.apis.notFoundDetail(sagaPath?.segments)));
       return;
     }
     request.apiLabel = api.prefix;
@@ -81,7 +84,9 @@ export function admitter(ctx: GatewayContext, form: Form) {
     const finish = (decision: AuthDecision): void => {
       if (!decision.ok) {
         const headers = decision.code === 'UNAUTHORIZED' ? WWW_AUTHENTICATE : undefined;
-        sendProblem(reply, problemFor(decision.code, request.id), headers);
+        const send = (): void => void sendProblem(reply, problemFor(decision.code, request.id), headers);
+        if (decision.code === 'UNAUTHORIZED' && onUnauthorized) onUnauthorized(request, reply, api, send);
+        else send();
         return;
       }
       request.sagaway = {

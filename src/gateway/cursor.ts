@@ -39,6 +39,12 @@ export interface BatchTokens {
 
 /** Longest token accepted. */
 export const MAX_TOKEN_LENGTH = 16_384;
+/**
+ * Longest `next` (as JSON) a stream saga may answer. Every event id of the following batch
+ * carries it (base64url, 4/3 larger), so a large `next` would multiply into every event and make
+ * tokens that a resume refuses (MAX_TOKEN_LENGTH); 4 KB is far above any real cursor.
+ */
+export const MAX_NEXT_JSON = 4096;
 const MAX_INDEX = 10_000_000;
 const TAG = 16;
 /** Tags per HKDF call: HKDF-SHA256 yields at most 255 * 32 bytes. */

@@ -1,12 +1,32 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+
+/**
+ * Request ids (issue 9 item 4). Every request gets a run id made here: a random UUID (122 random
+ * bits), unique and not guessable, so that no client can make two runs share an id, take over
+ * another run's journal record or read another run's status. It is `request.id`, the
+ * `X-Request-Id` response header, the problem+json `requestId` and the id of `/api/status/<id>`.
+ *
+ * A client's own `X-Request-Id` is a correlation id only: logged with the request, echoed as
+ * `X-Correlation-Id`, stored with a journaled run so that the caller can look its run up by it
+ * (scoped to the caller; the first run that carried it), and never used as a key of anything.
+ */
 
 /** Incoming ids that are echoed back: short, and only characters that are safe in headers and logs. */
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** The request id: the caller's `X-Request-Id` when it is sane, else a new UUID. */
-export function requestIdFor(req: IncomingMessage): string {
-  const incoming = req.headers['x-request-id'];
-  if (typeof incoming === 'string' && SANE_ID.test(incoming)) return incoming;
+/** Whether `id` may be echoed, logged and looked up (run ids and correlation ids alike). */
+export function isSaneId(id: string): boolean {
+  return SANE_ID.test(id);
+}
+
+/** fastify's `genReqId`: a new run id for every request, whatever the client sent. */
+export function requestIdFor(): string {
   return randomUUID();
+}
+
+/** The client's `X-Request-Id` when it is sane, else undefined (an insane one is ignored, never echoed). */
+export function correlationIdOf(headers: IncomingHttpHeaders): string | undefined {
+  const incoming = headers['x-request-id'];
+  return typeof incoming === 'string' && SANE_ID.test(incoming) ? incoming : undefined;
 }

@@ -1,18 +1,22 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { callerKey } from '../core/caller.js';
 import { toErrorInfo } from '../core/errors.js';
 import type { SagaRequest, SagaResult } from '../core/types.js';
 import type { GatewayContext } from './context.js';
-import { negotiate, render } from './formats/index.js';
+import { negotiate, render, TOO_LARGE } from './formats/index.js';
 import { bodyInput, usesBody } from './input.js';
 import { failureProblem, successStatus } from './outcome.js';
 import { problemFor, sendProblem } from './problem.js';
+import { correlationIdOf } from './request-id.js';
 
 /**
  * The one-shot form (`/api/request/<path>`, DESIGN §8): one saga run, one response in the
- * negotiated format. Errors are always problem+json. When the client disconnects, the run's
+ * negotiated format, at most `gateway.limits.maxResponse` bytes (else 502 RESPONSE_TOO_LARGE).
+ * Errors are always problem+json. When the client disconnects, the run's
  * signal is aborted.
  */
 export function requestHandler(ctx: GatewayContext) {
+  const maxResponse = ctx.settings.limits.maxResponse;
   return async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const admitted = request.sagaway!;
     const format = negotiate(admitted.sagaPath.extension, request.headers.accept);
@@ -37,6 +41,9 @@ export function requestHandler(ctx: GatewayContext) {
       query,
       requestId: request.id,
       user: admitted.principal,
+      // the scope of the run's status record, and the client's own id to find it by (request-id.ts)
+      caller: callerKey(admitted.principal, request.ip),
+      correlationId: correlationIdOf(request.headers),
       deadline: Date.now() + ctx.settings.limits.timeoutMs,
       get signal(): AbortSignal {
         if (abort === undefined) {
@@ -59,7 +66,14 @@ export function requestHandler(ctx: GatewayContext) {
     }
     const status = successStatus(result);
     if (status === 204 || status === 205) return reply.code(status).send();
-    const rendered = render(format, result.response);
+    const rendered = render(format, result.response, maxResponse, admitted.api.settings.csp);
+    if (rendered === TOO_LARGE) {
+      request.log.warn({ format, maxResponse }, 'response over gateway.limits.maxResponse refused');
+      return sendProblem(
+        reply,
+        problemFor('RESPONSE_TOO_LARGE', request.id, 'the response is larger than gateway.limits.maxResponse'),
+      );
+    }
     if (!rendered)
       return sendProblem(reply, problemFor('NOT_ACCEPTABLE', request.id, `the response has no ${format} form`));
     if (rendered.headers) reply.headers(rendered.headers);

@@ -1,5 +1,12 @@
 import type { Socket } from 'node:net';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type onRequestHookHandler,
+} from 'fastify';
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../core/logger.js';
 import type { SagaService } from '../systems/system.js';
@@ -7,13 +14,16 @@ import { ApiMap, ROUTED_METHODS } from './api-map.js';
 import { Authenticator } from './auth.js';
 import { admitter, FORM_PREFIX, type GatewayContext } from './context.js';
 import { CursorCodec } from './cursor.js';
-import { handleError } from './errors.js';
+import { handleClientError, handleError, handleFrameworkError } from './errors.js';
 import { registerOps } from './health.js';
-import { parseJsonBody, parseQuery } from './input.js';
+import { isJsonContentType, JSON_MEDIA_TYPE, parseJsonBody, parseQuery, usesBody } from './input.js';
 import { GatewayMetrics, type RouteLabel } from './metrics.js';
 import { problemFor, sendProblem } from './problem.js';
-import { requestIdFor } from './request-id.js';
+import { RateLimiter } from './rate-limit.js';
+import { correlationIdOf, requestIdFor } from './request-id.js';
 import { requestHandler } from './request-route.js';
+import { SagaRoutes } from './saga-routes.js';
+import { unmappedSagaPaths } from './route-check.js';
 import { registerStatic } from './static.js';
 import { registerStatusRoute, type StatusSource } from './status-route.js';
 import { StreamRegistry } from './stream-limits.js';
@@ -56,7 +66,23 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-const JSON_TYPES = /^application\/(?:[\w.-]+\+)?json$/;
+/** How often Node checks the header and body timeouts: a fraction of the shorter one, 50 ms to 5 s. */
+function checkingInterval(limits: Settings['gateway']['limits']): number {
+  return Math.min(5000, Math.max(50, Math.floor(Math.min(limits.headerTimeoutMs, limits.bodyTimeoutMs) / 4)));
+}
+
+/**
+ * onRequest check of the body methods (after auth): the body must be declared JSON, even when
+ * empty. A browser sends a cross-site form or a no-cors fetch without a preflight only with a
+ * form or text type, or with none: such a request can never start a saga.
+ */
+function requireJson(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
+  if (usesBody(request.method) && !isJsonContentType(request.headers['content-type'])) {
+    sendProblem(reply, problemFor('UNSUPPORTED_MEDIA_TYPE', request.id, 'the body must be sent as application/json'));
+    return;
+  }
+  done();
+}
 
 function routeLabel(request: FastifyRequest): RouteLabel {
   const url = request.routeOptions.url;
@@ -70,6 +96,7 @@ function routeLabel(request: FastifyRequest): RouteLabel {
 /** Build the gateway (DESIGN §3, §5, §7, §8, §9) in front of `service`. */
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const settings = options.settings.gateway;
+  const limits = settings.limits;
   const app = Fastify({
     loggerInstance: options.log as unknown as FastifyBaseLogger,
     // Fastify's own request lines include the URL with its query (access_token): we log our own.
@@ -79,19 +106,45 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     requestIdHeader: false,
     genReqId: requestIdFor,
     routerOptions: { querystringParser: parseQuery, maxParamLength: 2048 },
+    // Slow clients (docs/gateway.md, Limits): the headers, then the whole request, must arrive in
+    // time (Node answers 408 through clientErrorHandler); a connection silent for idleTimeout is
+    // closed (SSE streams opt out: they have heartbeats and stallTimeout).
+    http: {
+      headersTimeout: limits.headerTimeoutMs,
+      // Node would answer an HTTP/1.1 request without Host itself, with a bare 400 (no body, no
+      // request id): the onRequest hook answers it as problem+json instead.
+      requireHostHeader: false,
+      requestTimeout: limits.bodyTimeoutMs,
+      connectionsCheckingInterval: checkingInterval(limits),
+    },
+    requestTimeout: limits.bodyTimeoutMs,
+    connectionTimeout: limits.idleTimeoutMs,
+    // Between two requests of a keep-alive connection, Node uses this timer instead.
+    keepAliveTimeout: limits.idleTimeoutMs,
+    // fastify's own answers are plain JSON: these route them through our problem+json instead.
+    frameworkErrors: handleFrameworkError,
+    clientErrorHandler: handleClientError,
+    return503OnClosing: false,
   });
+  // Over the cap Node closes new connections at once, unserved.
+  app.server.maxConnections = limits.maxConnections;
 
   const metrics = new GatewayMetrics({ defaultMetrics: options.defaultMetrics ?? false });
   const ctx: GatewayContext = {
     settings,
     service: options.service,
-    apis: new ApiMap(settings.apis),
+    apis: new ApiMap(settings.apis, unmappedSagaPaths(options.settings)),
     auth: new Authenticator(settings.auth, app.log),
     cursors: new CursorCodec(settings.stream.cursorKey),
     metrics,
     streams: new StreamRegistry(settings.stream.maxPerClient, settings.stream.maxStreams),
     log: app.log,
   };
+
+  const rate = await RateLimiter.create(limits, settings.apis, app.log);
+  // Embedding programs and tests may hand over settings with a gateway block only.
+  const sagas = new SagaRoutes(options.settings.runners ?? {});
+  let closing: Promise<void> | undefined;
 
   app.decorateRequest('sagaway', null);
   app.decorateRequest('apiLabel', '');
@@ -103,6 +156,19 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
+    // fastify's own 503 while closing is not problem+json (return503OnClosing is off): ours is.
+    if (closing !== undefined) {
+      sendProblem(reply, problemFor('SERVICE_UNAVAILABLE', request.id, 'the gateway is shutting down'));
+      return;
+    }
+    // HTTP/1.1 requires Host (RFC 9112 §3.2); HTTP/1.0 has none.
+    if (request.headers.host === undefined && request.raw.httpVersionMinor === 1) {
+      sendProblem(reply, problemFor('BAD_REQUEST', request.id, 'the request has no Host header'));
+      return;
+    }
+    // The client's own X-Request-Id is a correlation id only (request-id.ts): echoed, never the run id.
+    const correlationId = correlationIdOf(request.headers);
+    if (correlationId !== undefined) reply.header('x-correlation-id', correlationId);
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
@@ -117,6 +183,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           path: q < 0 ? request.url : request.url.slice(0, q),
           status: reply.statusCode,
           ms: Math.round(reply.elapsedTime),
+          correlationId: correlationIdOf(request.headers),
         },
         'request',
       );
@@ -125,28 +192,43 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   });
 
   app.removeAllContentTypeParsers();
+  // As bytes: parseJsonBody decodes them strictly (invalid UTF-8 is INVALID_JSON, not U+FFFD).
   const parseJson = (
     _req: unknown,
     body: string | Buffer,
     done: (err: Error | null, value?: unknown) => void,
   ): void => {
     try {
-      done(null, parseJsonBody(typeof body === 'string' ? body : body.toString('utf8')));
+      done(null, parseJsonBody(body));
     } catch (err) {
       done(err as Error, undefined);
     }
   };
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJson);
-  app.addContentTypeParser(JSON_TYPES, { parseAs: 'string' }, parseJson);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJson);
+  app.addContentTypeParser(JSON_MEDIA_TYPE, { parseAs: 'buffer' }, parseJson);
 
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, problemFor('NOT_FOUND', request.id, 'no route serves this path')),
   );
 
+  // The status route is counted by the gateway's rate limit too (a journal read per request).
+  if (rate.active) {
+    app.addHook('onRoute', (route) => {
+      if (!route.url.startsWith('/api/status/')) return;
+      const own = route.onRequest;
+      route.onRequest = own === undefined ? [rate.hook] : [...(Array.isArray(own) ? own : [own]), rate.hook];
+    });
+  }
   for (const form of ['request', 'stream'] as const) {
-    const handler = form === 'request' ? requestHandler(ctx) : streamHandler(ctx);
-    const onRequest = admitter(ctx, form);
+    const handler = form === 'request' ? requestHandler(ctx) : streamHandler(ctx, sagas);
+    // After the API and auth checks (the rate limit counts the authenticated principal), before
+    // the body is read.
+    const onRequest: onRequestHookHandler[] = [
+      admitter(ctx, form, rate.active ? (req, rep, api, send) => rate.refused(req, rep, api, send) : undefined),
+    ];
+    if (rate.active) onRequest.push(rate.hook);
+    onRequest.push(requireJson);
     for (const url of [FORM_PREFIX[form], FORM_PREFIX[form] + '/*']) {
       app.route({ method: [...ROUTED_METHODS], url, exposeHeadRoute: false, onRequest, handler });
     }
@@ -163,7 +245,6 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
-  let closing: Promise<void> | undefined;
   return {
     app,
     metrics,
@@ -185,6 +266,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           await done;
         } finally {
           clearTimeout(force);
+          await rate.close();
         }
       })();
       return closing;

@@ -20,9 +20,9 @@ before(async () => {
   const journal = new Journal(state, 'main', '1', 'me', silentLogger());
   const ctx = {
     request: { method: 'GET', path: '/x', id: 'req-1', query: {} },
-    user: { sub: 'apikey:alice', roles: [], claims: {}, anonymous: false },
+    user: { sub: 'apikey:alice', roles: [], claims: {}, anonymous: false, kind: 'apikey' as const },
   };
-  const entry = await journal.begin('s', 'run', {}, ctx);
+  const entry = await journal.begin('s', 'run', {}, ctx, 'key:alice', 'mine');
   await journal.finish(entry, {
     outcome: 'FAIL',
     http: 409,
@@ -67,6 +67,15 @@ test('the caller reads its outcome', async () => {
   assert.equal(body['http'], 409);
   assert.deepEqual(body['error'], { code: 'RECORD_EXISTS', message: 'taken', http: 409 });
   assert.equal(r.headers['cache-control'], 'no-store');
+});
+
+test('the caller reads it by its own correlation id too', async () => {
+  const r = await get('/api/status/mine', 'a');
+  assert.equal(r.statusCode, 200);
+  assert.equal(r.json().requestId, 'req-1');
+  assert.equal(r.json().correlationId, 'mine');
+  assert.equal((await get('/api/status/mine', 'b')).statusCode, 404);
+  assert.equal((await get('/api/status/mine')).statusCode, 404);
 });
 
 test('another caller, anonymous, an unknown or malformed id: the same 404; a bad key: 401', async () => {

@@ -1,17 +1,21 @@
 import type { FastifyInstance } from 'fastify';
 import { toErrorInfo } from '../core/errors.js';
 import type { RunStatus } from '../runner/journal.js';
+import { callerKey } from '../core/caller.js';
 import { ANONYMOUS } from './auth.js';
 import { extractCredential } from './auth-credentials.js';
 import type { GatewayContext } from './context.js';
 import { problemFor, sendProblem, toProblem } from './problem.js';
+import { isSaneId } from './request-id.js';
 
 /**
- * `GET /api/status/<requestId>` (DESIGN §9): the outcome of a journaled saga run, for a caller
- * whose connection broke. Same credentials as the request; the journal record is keyed by the
- * caller and the request id, so another caller (or an unknown id, or no journal at all) gets
- * the same 404 and cannot tell which. A journal that cannot be read answers 503 with
- * Retry-After.
+ * `GET /api/status/<id>` (DESIGN §9): the outcome of a journaled saga run, for a caller whose
+ * connection broke. `<id>` is the run id (the `X-Request-Id` response header, made by the
+ * gateway) or the caller's own `X-Request-Id` (the first run that carried it). Same credentials
+ * as the request; the journal record is keyed by the caller's scope (core/caller.ts: `jwt:<sub>`,
+ * `key:<name>`, `anon:<address>`) and the id, so another caller (or an unknown id, or no journal
+ * at all) gets the same 404 and cannot tell which. A journal that cannot be read answers 503
+ * with Retry-After.
  *
  * Every other 503 of the gateway (a broker or database outage surfacing as RUNNER_UNAVAILABLE
  * or STATE_UNAVAILABLE) also gets a `Retry-After` here when its route did not set one.
@@ -19,13 +23,12 @@ import { problemFor, sendProblem, toProblem } from './problem.js';
 
 /** Where run statuses come from (the journals; see runner/journal.ts). */
 export interface StatusSource {
-  lookup(sub: string, requestId: string): Promise<RunStatus | undefined>;
+  /** `scope`: the caller's (core/caller.ts callerKey); `id`: a run id or the caller's correlation id */
+  lookup(scope: string, id: string): Promise<RunStatus | undefined>;
 }
 
 /** Seconds a client is told to wait before retrying after a 503. */
 export const RETRY_AFTER_SECONDS = 1;
-
-const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Register the status route (and the 503 Retry-After default). */
 export function registerStatusRoute(app: FastifyInstance, ctx: GatewayContext, source: StatusSource | undefined): void {
@@ -43,10 +46,10 @@ export function registerStatusRoute(app: FastifyInstance, ctx: GatewayContext, s
     const principal = credential === null ? ANONYMOUS : await ctx.auth.verify(credential);
     if (!principal) return unauthorized();
     const requestId = request.params.requestId;
-    if (!source || !SANE_ID.test(requestId)) return notFound();
+    if (!source || !isSaneId(requestId)) return notFound();
     let status: RunStatus | undefined;
     try {
-      status = await source.lookup(principal.sub, requestId);
+      status = await source.lookup(callerKey(principal, request.ip), requestId);
     } catch (err) {
       const info = toErrorInfo(err);
       request.log.warn({ code: info.code }, 'journal unavailable');

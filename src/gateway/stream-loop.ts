@@ -5,7 +5,7 @@ import { ERROR_CODES, isKnownCode, toErrorInfo } from '../core/errors.js';
 import { isObject } from '../core/path.js';
 import type { Principal, SagaRequest, SagaResult } from '../core/types.js';
 import type { SagaService } from '../systems/system.js';
-import type { CursorCodec, CursorPosition } from './cursor.js';
+import { MAX_NEXT_JSON, type CursorCodec, type CursorPosition } from './cursor.js';
 import type { GatewayMetrics } from './metrics.js';
 import { failureProblem } from './outcome.js';
 import { problemFor, type Problem } from './problem.js';
@@ -18,8 +18,10 @@ import { entryData, formatComment, formatEvent } from './stream-writer.js';
  * id is a cursor token, then either end (`continue` is not true) or wait and run again with
  * `previous` = the last `next`. Invariants:
  * - at most one saga run in flight; its signal is aborted the moment the client goes away;
- * - no poll while the socket has unsent data (backpressure); a socket that stays full for
- *   `stallTimeout` is closed (the client can resume with its cursor);
+ * - no poll while the socket has unsent data (backpressure), and no more than `maxBuffered`
+ *   bytes queued for it: a poll's events wait for the socket to drain; a socket that stays full
+ *   for `stallTimeout` is closed (the client resumes with its cursor, losing nothing);
+ * - one poll's events are at most `gateway.limits.maxResponse` bytes (else RESPONSE_TOO_LARGE);
  * - every timer is cleared in `stop()`, which the socket's close calls, so nothing outlives the
  *   connection by more than the run in flight (and that run is aborted).
  */
@@ -35,6 +37,8 @@ function isRetryable(code: string): boolean {
 export interface StreamShared {
   settings: StreamSettings;
   timeoutMs: number;
+  /** `gateway.limits.maxResponse`: the most one poll may send */
+  maxResponse: number;
   service: SagaService;
   cursors: CursorCodec;
   registry: StreamRegistry;
@@ -122,25 +126,35 @@ export class StreamLoop {
         const list = Array.isArray(response['list']) ? (response['list'] as unknown[]) : [];
         const end = Math.min(list.length, skip + settings.maxEntries);
         const tokens = cursors.batch(path, caller, previous, end);
-        // One write per batch: one chunk and (usually) one syscall instead of one per entry.
-        let out = '';
-        for (let i = skip; i < end; i++) out += formatEvent({ id: tokens.entry(i), data: entryData(list[i]) });
-        const events = end > skip ? end - skip : 0;
+        const events = this.format(list, skip, end, (i) => tokens.entry(i));
+        if (events === undefined) {
+          this.shared.log.warn({ requestId: this.spec.requestId }, 'stream poll over gateway.limits.maxResponse');
+          const detail = 'a poll of this stream is larger than gateway.limits.maxResponse';
+          this.sendError(problemFor('RESPONSE_TOO_LARGE', this.spec.requestId, detail), previous);
+          break;
+        }
         if (end < list.length) {
-          this.write(out, events);
+          if (!(await this.send(events))) break;
           // An oversized batch: the rest comes from re-running the same `previous` (as a resume would).
           skip = end;
           continue;
         }
         skip = 0;
         if (response['continue'] !== true) {
-          out += formatEvent({ event: 'end', id: tokens.end(), data: '{"reason":"complete"}' });
-          this.write(out, events + 1);
+          events.push(formatEvent({ event: 'end', id: tokens.end(), data: '{"reason":"complete"}' }));
+          await this.send(events);
           break;
         }
-        this.write(out, events);
+        if (!(await this.send(events))) break;
         const next = response['next'];
-        if (next !== undefined && next !== null) previous = next;
+        if (next !== undefined && next !== null) {
+          if ((JSON.stringify(next)?.length ?? 0) > MAX_NEXT_JSON) {
+            const detail = 'the saga answered a next longer than 4 KB as JSON';
+            this.sendError(problemFor('STREAM_NEXT_TOO_LARGE', this.spec.requestId, detail), previous);
+            break;
+          }
+          previous = next;
+        }
         const ms = waitFor(response['wait'], settings, (value) =>
           this.shared.log.warn(
             { requestId: this.spec.requestId, wait: String(value).slice(0, 64) },
@@ -170,6 +184,7 @@ export class StreamLoop {
       query: spec.query,
       requestId: spec.requestId,
       user: spec.principal,
+      caller: spec.client,
       deadline: Date.now() + timeoutMs,
       signal: poll.signal,
     };
@@ -183,6 +198,57 @@ export class StreamLoop {
       registry.runs--;
       if (this.poll === poll) this.poll = undefined;
     }
+  }
+
+  /**
+   * The events of entries `from..end-1` of a poll, or undefined when they pass
+   * `gateway.limits.maxResponse` (formatting stops there: an oversized poll costs at most the
+   * budget in text).
+   */
+  private format(list: unknown[], from: number, end: number, id: (i: number) => string): string[] | undefined {
+    const max = this.shared.maxResponse;
+    const events: string[] = [];
+    let units = 0;
+    for (let i = from; i < end; i++) {
+      const event = formatEvent({ id: id(i), data: entryData(list[i]) });
+      units += event.length;
+      // UTF-16 code units never exceed UTF-8 bytes: past the budget in units is past it in bytes
+      if (units > max) return undefined;
+      events.push(event);
+    }
+    if (units * 3 > max) {
+      let bytes = 0;
+      for (const event of events) bytes += Buffer.byteLength(event, 'utf8');
+      if (bytes > max) return undefined;
+    }
+    return events;
+  }
+
+  /**
+   * Write a poll's events without queueing more than `maxBuffered` bytes for the socket (at least
+   * one event per write, so a larger event still goes out alone). Once the socket stops taking
+   * data, waits for it to drain as before a poll (no poll meanwhile); a socket that stays full
+   * for `stallTimeout` is closed, and the client resumes after the last event it received, so a
+   * client that does not read holds at most `maxBuffered` bytes here and loses nothing. False
+   * when the stream closed.
+   */
+  private async send(events: string[]): Promise<boolean> {
+    const max = this.shared.settings.maxBuffered;
+    let i = 0;
+    while (i < events.length) {
+      if (this.res.writableNeedDrain && !(await this.drained())) return false;
+      if (this.closed) return false;
+      const room = max - this.res.writableLength;
+      let chunk = events[i++]!;
+      let n = 1;
+      // One write per chunk: one syscall for many small events instead of one per event.
+      while (i < events.length && chunk.length + events[i]!.length <= room) {
+        chunk += events[i++]!;
+        n++;
+      }
+      this.write(chunk, n);
+    }
+    return !this.closed;
   }
 
   /** Write `chunk` holding `events` events (0 for a comment); nothing for an empty chunk. */

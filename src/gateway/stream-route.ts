@@ -1,16 +1,20 @@
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SagawayError } from '../core/errors.js';
+import { callerKey, cursorBinding } from '../core/caller.js';
 import type { Principal } from '../core/types.js';
 import type { GatewayContext } from './context.js';
 import type { CursorPosition } from './cursor.js';
 import { bodyInput, usesBody } from './input.js';
 import { problemFor, sendProblem } from './problem.js';
+import type { SagaRoutes } from './saga-routes.js';
 import { StreamLoop, type StreamShared } from './stream-loop.js';
 
 /**
- * The stream form (`/api/stream/<path>`, DESIGN §7): checks the cursor (400 INVALID_CURSOR, or
- * 204 for a finished stream), admits the stream (429/503 with Retry-After), then hands the raw
- * response to a StreamLoop.
+ * The stream form (`/api/stream/<path>`, DESIGN §7): checks that a saga serves the request (404,
+ * 405, 401, 403 before the stream opens), checks the cursor (400 INVALID_CURSOR, or 204 for a
+ * finished stream), admits the stream (429/503 with Retry-After), then hands the raw response to
+ * a StreamLoop.
  */
 
 /** Seconds a refused client is told to wait. */
@@ -26,14 +30,14 @@ const SSE_HEADERS = {
 /** Query keys that belong to the gateway, not to the saga's INPUT. */
 const GATEWAY_KEYS = ['lastEventId', 'access_token'];
 
-/** The cursor binding of a caller: its subject (anonymous callers share one binding). */
+/** The cursor binding of a caller (core/caller.ts: anonymous callers share one, never an authenticated one's). */
 export function callerOf(principal: Principal): string {
-  return principal.anonymous ? 'anonymous' : principal.sub;
+  return cursorBinding(principal);
 }
 
-/** The admission key of a caller: its subject, or its address when anonymous. */
+/** The admission key of a caller (core/caller.ts): `jwt:<sub>`, `key:<name>`, or `anon:<address>`. */
 export function clientOf(principal: Principal, ip: string): string {
-  return principal.anonymous ? `ip:${ip}` : `sub:${principal.sub}`;
+  return callerKey(principal, ip);
 }
 
 function withoutGatewayKeys(query: Record<string, unknown>): Record<string, unknown> {
@@ -43,11 +47,12 @@ function withoutGatewayKeys(query: Record<string, unknown>): Record<string, unkn
   return copy;
 }
 
-/** The route handler of the stream form. */
-export function streamHandler(ctx: GatewayContext) {
+/** The route handler of the stream form (`sagas`: the configured sagas, to refuse early). */
+export function streamHandler(ctx: GatewayContext, sagas: SagaRoutes) {
   const shared: StreamShared = {
     settings: ctx.settings.stream,
     timeoutMs: ctx.settings.limits.timeoutMs,
+    maxResponse: ctx.settings.limits.maxResponse,
     service: ctx.service,
     cursors: ctx.cursors,
     registry: ctx.streams,
@@ -57,6 +62,21 @@ export function streamHandler(ctx: GatewayContext) {
 
   return async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const admitted = request.sagaway!;
+    const refused = sagas.refusal(
+      admitted.api.settings.runner,
+      request.method,
+      admitted.sagaPath.path,
+      admitted.principal,
+    );
+    if (refused) {
+      const headers: Record<string, string> | undefined =
+        refused.code === 'METHOD_NOT_ALLOWED'
+          ? { allow: refused.allow }
+          : refused.code === 'UNAUTHORIZED'
+            ? { 'www-authenticate': 'Bearer realm="sagaway"' }
+            : undefined;
+      return sendProblem(reply, problemFor(refused.code, request.id), headers);
+    }
     // HEAD cannot carry events: answer the headers a stream would have, run nothing.
     if (request.method === 'HEAD') return reply.code(200).headers(SSE_HEADERS).send();
     const path = admitted.sagaPath.path;
@@ -105,8 +125,13 @@ export function streamHandler(ctx: GatewayContext) {
 
     reply.hijack();
     const res = reply.raw;
-    res.writeHead(200, { ...SSE_HEADERS, 'x-content-type-options': 'nosniff', 'x-request-id': request.id });
+    // The headers set so far (x-request-id, nosniff, RateLimit...) go out with the stream's.
+    res.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), ...SSE_HEADERS });
     res.flushHeaders();
+    // A healthy stream may be silent between heartbeats: the connection idle timeout is for
+    // one-shot requests; streams have their own liveness (heartbeat and stallTimeout).
+    // (`fastify.inject`'s socket has no setTimeout: there is no connection to keep alive.)
+    request.raw.socket.setTimeout?.(0);
     const loop = new StreamLoop(
       shared,
       {

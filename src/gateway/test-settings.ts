@@ -15,7 +15,10 @@ export interface GatewaySettingsInput {
 /**
  * Full GatewaySettings with the documented defaults filled in (the config compiler does the same
  * for files): defaultWait 1 s, minWait 50 ms, maxWait 5 m, heartbeat 15 s, maxPerClient 10,
- * maxStreams 10000, stallTimeout 30 s, maxEntries 1000, bodyLimit 1 MiB, timeout 10 s.
+ * maxStreams 10000, stallTimeout 30 s, maxEntries 1000, maxBuffered 1 MiB, bodyLimit 1 MiB, timeout
+ * 10 s, maxResponse 8 MiB, headerTimeout 10 s, bodyTimeout 30 s, idleTimeout 60 s, maxConnections
+ * 16384. Unlike a configuration file, no rate limit unless `limits.rate` is given: tests make many
+ * requests from one address.
  */
 export function gatewaySettingsForTest(partial: GatewaySettingsInput = {}): GatewaySettings {
   const auth = partial.auth ?? {};
@@ -39,9 +42,19 @@ export function gatewaySettingsForTest(partial: GatewaySettingsInput = {}): Gate
       maxStreams: 10_000,
       stallTimeoutMs: 30_000,
       maxEntries: 1000,
+      maxBuffered: 1024 * 1024,
       ...partial.stream,
     },
-    limits: { bodyLimit: 1024 * 1024, timeoutMs: 10_000, ...partial.limits },
+    limits: {
+      bodyLimit: 1024 * 1024,
+      timeoutMs: 10_000,
+      headerTimeoutMs: 10_000,
+      bodyTimeoutMs: 30_000,
+      idleTimeoutMs: 60_000,
+      maxConnections: 16_384,
+      maxResponse: 8 * 1024 * 1024,
+      ...partial.limits,
+    },
     ...(partial.static === undefined ? {} : { static: partial.static }),
   };
 }

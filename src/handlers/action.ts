@@ -2,6 +2,7 @@ import { SagawayError } from '../core/errors.js';
 import { isForbiddenKey, isObject } from '../core/path.js';
 import { EventMetaSchema, type RawEventMeta } from '../config/schema.js';
 import type { ActionContext, HandlerEnv, HandlerFactory } from '../runner/handler-api.js';
+import { readSlot } from '../runner/inject.js';
 import type { EventReply } from '../systems/system.js';
 import { nested } from './nesting.js';
 import { checkIdLength, domainState, objectInput, stringParameter } from './params.js';
@@ -10,8 +11,15 @@ import { checkIdLength, domainState, objectInput, stringParameter } from './para
  * The `action` handler: predefined action records (DESIGN §6.6 way 1). `TakeAction` reads the
  * record `parameters.action` from a state (the domain, default `actions`) at call time, so a
  * changed record applies to every saga at once. The record's data is an event template; its
- * `%%param_<name>%%` placeholders are filled from the step's other parameters, and the event
- * runs on this runner with the TakeAction input as its payload.
+ * `%%param_<name>%%` slots are filled from the step's other parameters, and the event runs on
+ * this runner (or its stream) with the TakeAction input as its payload.
+ *
+ * The parameters are caller data (often injected from the request). The slots of the settings
+ * that inject resolves (domain, input/output elements, parameters) are therefore NOT filled here:
+ * the parameters travel with the event and the executing runner fills them in its one inject
+ * pass, where what a slot brings in is never scanned for `#{{SECRET}}` and friends (inject.ts).
+ * Filling first and injecting the result resolved secrets named in a request body (issue 9).
+ * Only the fields inject never reads (handler, action, version, routing) are filled here.
  */
 
 /**
@@ -20,27 +28,24 @@ import { checkIdLength, domainState, objectInput, stringParameter } from './para
  */
 const META_FIELDS: readonly string[] = Object.keys(EventMetaSchema.properties);
 
+/** The fields whose slots the executing runner's inject pass fills (see injectSettings). */
+const INJECTED_FIELDS: ReadonlySet<string> = new Set(['domain', 'inputElement', 'outputElement', 'parameters']);
+
 const PLACEHOLDER = /%%param_([A-Za-z0-9_]+)(?:\|([^%]*))?%%/g;
 const WHOLE = /^%%param_([A-Za-z0-9_]+)(?:\|([^%]*))?%%$/;
 
-function lookup(params: Record<string, unknown>, name: string, fallback: string | undefined): unknown {
-  if (name !== 'action' && Object.hasOwn(params, name) && params[name] !== undefined) return params[name];
-  if (fallback !== undefined) return fallback;
-  throw new SagawayError('INJECT_UNRESOLVED', `action record placeholder %%param_${name}%% has no parameter "${name}"`);
-}
-
 /**
- * Fill `%%param_<name>%%` (or `%%param_<name>|default%%`) in every string of a template, in one
- * pass: text that a parameter brings in is never scanned again. A string that is exactly one
+ * Fill `%%param_<name>%%` (or `%%param_<name>|default%%`) in every string of a template field
+ * that inject never reads (handler, action, version, routing), in one pass: text that a parameter brings in is never scanned again. A string that is exactly one
  * placeholder takes the parameter's JSON value (a number stays a number); inside a longer string
  * a non-string value is written as JSON.
  */
 export function fillTemplate(value: unknown, params: Record<string, unknown>): unknown {
   if (typeof value === 'string') {
     const whole = WHOLE.exec(value);
-    if (whole) return lookup(params, whole[1] as string, whole[2]);
+    if (whole) return readSlot(whole[1] as string, whole[2], params);
     return value.replace(PLACEHOLDER, (_m, name: string, fallback: string | undefined) => {
-      const v = lookup(params, name, fallback);
+      const v = readSlot(name, fallback, params);
       return typeof v === 'string' ? v : JSON.stringify(v);
     });
   }
@@ -53,14 +58,21 @@ export function fillTemplate(value: unknown, params: Record<string, unknown>): u
   return value;
 }
 
-/** The event settings of a filled template; a record that is not one fails the step. */
-function toMeta(id: string, filled: Record<string, unknown>): RawEventMeta {
-  const meta: Record<string, unknown> = {};
-  for (const field of META_FIELDS) if (filled[field] !== undefined) meta[field] = filled[field];
-  if (typeof meta['version'] === 'string' && /^\d{1,9}$/.test(meta['version']))
-    meta['version'] = Number(meta['version']);
+/**
+ * The event settings of a record: slots filled in the fields inject never reads, left as written
+ * in the others (for the inject pass); a record that is not an event template fails the step.
+ */
+function toMeta(id: string, data: unknown, params: Record<string, unknown>): RawEventMeta {
   const bad = (why: string): SagawayError =>
     new SagawayError('VALIDATION_FAILED', `action record "${id}" ${why}`, { http: 500 });
+  if (!isObject(data)) throw bad('is not an object');
+  const meta: Record<string, unknown> = {};
+  for (const field of META_FIELDS) {
+    const value = data[field];
+    if (value !== undefined) meta[field] = INJECTED_FIELDS.has(field) ? value : fillTemplate(value, params);
+  }
+  if (typeof meta['version'] === 'string' && /^\d{1,9}$/.test(meta['version']))
+    meta['version'] = Number(meta['version']);
   if (typeof meta['action'] !== 'string' || meta['action'] === '') throw bad('needs an "action"');
   if (!Number.isSafeInteger(meta['version']) || (meta['version'] as number) < 0) throw bad('needs a "version" >= 0');
   if (meta['parameters'] !== undefined && !isObject(meta['parameters']))
@@ -89,9 +101,9 @@ function takeAction(env: HandlerEnv) {
     checkIdLength(id);
     const payload = input === undefined || input === null ? {} : objectInput(input, 'action.TakeAction');
     const record = await domainState(ctx, 'action.TakeAction', 'actions').get(id);
-    if (!record) throw new SagawayError('RECORD_NOT_FOUND', `action record "${id}" not found`);
-    const meta = toMeta(id, fillTemplate(record.data, ctx.parameters) as Record<string, unknown>);
-    const reply = await nested(`action record "${id}"`, () => env.runEvent(meta, payload, ctx));
+    if (!record) throw new SagawayError('RECORD_NOT_FOUND', 'action record not found');
+    const meta = toMeta(id, record.data, ctx.parameters);
+    const reply = await nested(`action record "${id}"`, () => env.runEvent(meta, payload, ctx, ctx.parameters));
     return answerWith(reply, ctx);
   };
 }

@@ -13,7 +13,7 @@ import { domainState, intParameter, requiredId, stringParameter } from './params
 async function get(input: unknown, ctx: ActionContext): Promise<StateRecord> {
   const id = requiredId(ctx, input, 'read.Get');
   const record = await domainState(ctx, 'read.Get').get(id);
-  if (!record) throw new SagawayError('RECORD_NOT_FOUND', `record "${id}" not found`);
+  if (!record) throw new SagawayError('RECORD_NOT_FOUND', 'record not found');
   return record;
 }
 

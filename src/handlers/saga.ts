@@ -5,9 +5,10 @@ import { objectInput, stringParameter } from './params.js';
 
 /**
  * The `saga` handler: `StartSaga` runs another saga of the same runner, picked by
- * `parameters.saga` (its id) or `parameters.path` (with `parameters.method`, default GET), with
- * the step's input as the nested saga's INPUT. Its response is the output; its ACK is this
- * step's ACK; its failure is this step's failure with the same code, message and HTTP status.
+ * `parameters.saga` (its id) or `parameters.path` (with `parameters.method`, default the calling
+ * request's method), with the step's input as the nested saga's INPUT. The runner checks the
+ * nested saga's roles against the caller (HandlerEnv.runSaga). Its response is the output; its ACK
+ * is this step's ACK; its failure is this step's failure with the same code, message and HTTP status.
  */
 
 function startSaga(env: HandlerEnv) {

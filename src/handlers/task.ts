@@ -69,7 +69,7 @@ function taskId(input: unknown, ctx: ActionContext, what: string): string {
 
 async function load(state: State, id: string): Promise<StateRecord> {
   const record = await state.get(id);
-  if (!record) throw new SagawayError('RECORD_NOT_FOUND', `task "${id}" not found`);
+  if (!record) throw new SagawayError('RECORD_NOT_FOUND', 'task not found');
   return record;
 }
 
@@ -109,7 +109,7 @@ async function proceedTask(input: unknown, ctx: ActionContext): Promise<TaskView
   if (record.data['status'] === 'DONE' && record.data['doneBy'] === ctx.idempotencyKey) return view(record);
   const now = Date.now();
   const status = effectiveStatus(record.data, now);
-  if (status !== 'WAITING') throw notWaiting(id, status);
+  if (status !== 'WAITING') throw notWaiting(status);
   const result = isObject(input) && input['result'] !== undefined ? input['result'] : null;
   try {
     const done = await state.update(
@@ -121,7 +121,7 @@ async function proceedTask(input: unknown, ctx: ActionContext): Promise<TaskView
   } catch (err) {
     // another ProceedTask got there first
     if (err instanceof SagawayError && err.code === 'STALE_VERSION') {
-      throw notWaiting(id, effectiveStatus((await load(state, id)).data, Date.now()));
+      throw notWaiting(effectiveStatus((await load(state, id)).data, Date.now()));
     }
     throw err;
   }
@@ -132,8 +132,8 @@ async function getTask(input: unknown, ctx: ActionContext): Promise<TaskView> {
   return view(await load(tasks(ctx, 'task.GetTask'), taskId(input, ctx, 'task.GetTask')));
 }
 
-function notWaiting(id: string, status: string): SagawayError {
-  return new SagawayError('TASK_NOT_WAITING', `task "${id}" is ${status}, not WAITING`);
+function notWaiting(status: string): SagawayError {
+  return new SagawayError('TASK_NOT_WAITING', `the task is ${status}, not WAITING`);
 }
 
 /** The built-in `task` handler. */

@@ -2,7 +2,7 @@ import type { RunnerSettings, StreamBindingSettings } from '../config/settings.j
 import { SagawayError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { parsePathCached, readPath } from '../core/path.js';
-import type { RequestContext } from '../core/types.js';
+import type { Principal, RequestContext } from '../core/types.js';
 import { parseOutputSpec } from '../saga/graph.js';
 import type { State } from '../states/state.js';
 import type { EventMessage, EventReply } from '../systems/system.js';
@@ -38,12 +38,14 @@ export async function executeEvent(
   let secretsUsed: string[] = [];
   try {
     settings = effectiveSettingsFor(event.meta, binding, deps.runner.actions);
-    if (settings.inject) {
+    // An action record's slots are filled in the inject pass, never before it (see inject.ts).
+    if (settings.inject || event.params !== undefined) {
       const injected = injectSettings(settings, {
         payload: event.payload,
         context: event.context,
         values: deps.values,
         secrets: deps.secrets,
+        params: event.params,
       });
       settings = injected.settings;
       secretsUsed = injected.secretsUsed;
@@ -171,6 +173,9 @@ class Context implements ActionContext {
   }
   get request(): Readonly<RequestContext> {
     return this.event.context;
+  }
+  get user(): Readonly<Principal> | null {
+    return this.event.context.user;
   }
   get idempotencyKey(): string {
     return this.event.idempotencyKey;

@@ -1,6 +1,6 @@
 import { SagawayError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import type { RequestContext } from '../core/types.js';
+import type { Principal, RequestContext } from '../core/types.js';
 import type { State } from '../states/state.js';
 
 /**
@@ -35,6 +35,8 @@ export interface ActionContext {
   readonly domain: string | undefined;
   /** the `@` context: request, user, last error and status */
   readonly request: Readonly<RequestContext>;
+  /** the caller (`request.user`): null when the saga runs with no user */
+  readonly user: Readonly<Principal> | null;
   /** `<sagaRunId>:<stepId>`: the same for every delivery of one step run */
   readonly idempotencyKey: string;
   /** aborted when the saga times out or the caller goes away */
@@ -78,11 +80,15 @@ export interface HandlerEnv {
   readonly log: Logger;
   /** the state of that alias, initialised at runner start (DOMAIN_NOT_FOUND when not configured) */
   state(alias: string): State;
-  /** run an event with these settings on this runner, as an event step would (action.TakeAction) */
+  /**
+   * Run an event with these settings on this runner, as an event step would (action.TakeAction).
+   * `params` fill the meta's `%%param_<name>%%` slots in the inject pass of the executing runner.
+   */
   runEvent(
     meta: import('../config/schema.js').RawEventMeta,
     payload: Record<string, unknown>,
     parent: ActionContext,
+    params?: Record<string, unknown>,
   ): Promise<import('../systems/system.js').EventReply>;
   /** run another saga of this runner by id or path (saga.StartSaga) */
   runSaga(

@@ -12,16 +12,31 @@ import type { SecretSource } from './secrets.js';
  *                                 `$.` = payload root, `@.` = request context, else the input element
  *   ${{NAME}}                     a configured value (`values`)
  *   #{{NAME}}                     a secret (`secrets`)
+ *   %%param_NAME%%                (events of an action record only) the TakeAction step's parameter
  *
- * Each string is scanned once, left to right, and text that a placeholder produced is never
- * scanned again: a payload holding "#{{DB_PASSWORD}}" stays that literal text (no second-order
- * injection). A setting that is exactly one variable or value placeholder takes the value with its
- * JSON type (`"%%qty%%"` -> 3); inside other text values are written as text (objects as JSON).
+ * CALLER DATA IS NEVER RESOLVED. This is the one place where text becomes a setting, and the
+ * invariant is kept here: each configured string is scanned once, left to right, and text that a
+ * placeholder produced (a payload value, a request field, an action record's parameter) is
+ * spliced in and never scanned again. So a request body holding "#{{DB_PASSWORD}}" stays that
+ * literal text on every path: a step's own settings, the layers of structural actions and stream
+ * overrides (merged from configuration before this pass), nested sagas (their payload is data),
+ * and action records, whose `%%param_<name>%%` slots are filled HERE, in the same pass, from the
+ * event's `params` — never by filling the record first and injecting the result (that was a
+ * second-order injection: issue 9). Without `inject`, only the slots are filled and every other
+ * placeholder stays literal. `path_NAME` parameters are read as configured, so a slot in one
+ * cannot let a caller choose which path a variable reads.
+ *
+ * A setting that is exactly one variable, value or slot takes the value with its JSON type
+ * (`"%%qty%%"` -> 3); inside other text values are written as text (objects as JSON).
  */
 
 const PLACEHOLDER =
   /%%([^%|]{1,128})(?:\|([^%]{0,256}))?%%|\$\{\{([A-Za-z0-9_.-]{1,128})\}\}|#\{\{([A-Za-z0-9_.-]{1,128})\}\}/g;
 const MAX_RESULT_LENGTH = 64 * 1024;
+/** A placeholder that a pass leaves as written (without `inject`, only slots are filled). */
+const KEEP: unique symbol = Symbol('keep');
+/** The variable names that are action record slots (`%%param_limit%%`); `action` names the record itself. */
+const SLOT = /^param_([A-Za-z0-9_]{1,122})$/;
 
 /** What placeholders resolve against. */
 export interface InjectSources {
@@ -29,6 +44,8 @@ export interface InjectSources {
   context: RequestContext;
   values: Readonly<Record<string, string>>;
   secrets: SecretSource;
+  /** an action record's slot values (`%%param_<name>%%`): data, never scanned */
+  params?: Readonly<Record<string, unknown>> | undefined;
 }
 
 /** The result: settings with placeholders resolved, and the secret values used (to scrub). */
@@ -37,11 +54,13 @@ export interface InjectResult {
   secretsUsed: string[];
 }
 
-/** Resolve every placeholder in the string settings (domain, input/output elements, parameter values). */
+/**
+ * Resolve the placeholders in the string settings (domain, input/output elements, parameter
+ * values): all of them with `settings.inject`, else only an action record's slots.
+ */
 export function injectSettings(settings: EffectiveSettings, src: InjectSources): InjectResult {
-  const secretsUsed: string[] = [];
-  const pathParams = settings.parameters;
-  const resolver = (base: unknown) => (text: string) => resolveString(text, base, pathParams, src, secretsUsed);
+  const pass: Pass = { params: settings.parameters, src, secretsUsed: [], full: settings.inject };
+  const resolver = (base: unknown) => (text: string) => resolveString(text, base, pass);
 
   // The input element is resolved first (relative names there read from the payload root), so
   // that the other settings can read variables relative to the input.
@@ -61,7 +80,17 @@ export function injectSettings(settings: EffectiveSettings, src: InjectSources):
   if (settings.domain !== undefined) out.domain = asText(atInput(settings.domain), 'domain');
   if (settings.outputElement !== undefined)
     out.outputElement = asText(atInput(settings.outputElement), 'outputElement');
-  return { settings: out, secretsUsed };
+  return { settings: out, secretsUsed: pass.secretsUsed };
+}
+
+/** One inject pass over an event's settings. */
+interface Pass {
+  /** the configured parameters (for `path_NAME`) */
+  params: Record<string, unknown>;
+  src: InjectSources;
+  secretsUsed: string[];
+  /** resolve every placeholder (`inject: true`), or only action record slots */
+  full: boolean;
 }
 
 function asText(value: unknown, field: string): string {
@@ -85,37 +114,33 @@ function injectValue(value: unknown, resolve: (s: string) => unknown, depth: num
   return value;
 }
 
-function resolveString(
-  text: string,
-  input: unknown,
-  params: Record<string, unknown>,
-  src: InjectSources,
-  secretsUsed: string[],
-): unknown {
+function resolveString(text: string, input: unknown, pass: Pass): unknown {
   if (!text.includes('%%') && !text.includes('{{')) return text;
   PLACEHOLDER.lastIndex = 0;
   const whole = PLACEHOLDER.exec(text);
   if (whole && whole.index === 0 && whole[0].length === text.length && whole[4] === undefined) {
-    return resolveOne(whole, input, params, src, secretsUsed);
+    const v = resolveOne(whole, input, pass);
+    return v === KEEP ? text : v;
   }
+  // The replacement is returned as is: String.replace never scans what a callback returns.
   const result = text.replace(PLACEHOLDER, (...m: string[]) => {
-    const v = resolveOne(m as unknown as RegExpExecArray, input, params, src, secretsUsed);
+    const v = resolveOne(m as unknown as RegExpExecArray, input, pass);
+    if (v === KEEP) return m[0] as string;
     return typeof v === 'string' ? v : JSON.stringify(v);
   });
   if (result.length > MAX_RESULT_LENGTH) throw new SagawayError('INJECT_UNRESOLVED', 'an injected setting is too long');
   return result;
 }
 
-function resolveOne(
-  m: RegExpExecArray,
-  input: unknown,
-  params: Record<string, unknown>,
-  src: InjectSources,
-  secretsUsed: string[],
-): unknown {
+/** The value of one placeholder, or KEEP. */
+function resolveOne(m: RegExpExecArray, input: unknown, pass: Pass): unknown {
   const [, varName, varDefault, valueName, secretName] = m;
+  const { src } = pass;
+  const slot = varName !== undefined && src.params !== undefined ? SLOT.exec(varName) : null;
+  if (slot) return readSlot(slot[1] as string, varDefault, src.params as Readonly<Record<string, unknown>>);
+  if (!pass.full) return KEEP;
   if (varName !== undefined) {
-    const value = readVariable(varName, input, params, src);
+    const value = readVariable(varName, input, pass.params, src);
     if (value !== undefined) return value;
     if (varDefault !== undefined) return varDefault;
     throw new SagawayError('INJECT_UNRESOLVED', `variable "${varName}" did not resolve and has no default`, {
@@ -128,8 +153,19 @@ function resolveOne(
   }
   const secret = src.secrets.get(secretName as string);
   if (secret === undefined) throw new SagawayError('INJECT_UNRESOLVED', `secret "${secretName}" is not set`);
-  if (secret !== '') secretsUsed.push(secret);
+  if (secret !== '') pass.secretsUsed.push(secret);
   return secret;
+}
+
+/** An action record slot: the TakeAction step's parameter `name`, else the default (500: a record's fault). */
+export function readSlot(
+  name: string,
+  fallback: string | undefined,
+  params: Readonly<Record<string, unknown>>,
+): unknown {
+  if (name !== 'action' && Object.hasOwn(params, name) && params[name] !== undefined) return params[name];
+  if (fallback !== undefined) return fallback;
+  throw new SagawayError('INJECT_UNRESOLVED', `action record placeholder %%param_${name}%% has no parameter "${name}"`);
 }
 
 function readVariable(name: string, input: unknown, params: Record<string, unknown>, src: InjectSources): unknown {

@@ -66,17 +66,17 @@ test('embedded: runs left RUNNING in the SQLite journal are finished by the next
     });
     await new Promise((r) => setTimeout(r, 100)); // step a done, b in flight
     const reader1 = first.host.statusReader();
-    assert.equal((await reader1.lookup('alice', 'req-1'))?.status, 'RUNNING');
+    assert.equal((await reader1.lookup('jwt:alice', 'req-1'))?.status, 'RUNNING');
     await first.close(); // the process "dies" with the run in flight
     await running.catch(() => undefined);
 
     const second = await startTestHost(config as never, { files });
     const reader = second.host.statusReader();
     const end = Date.now() + 5000;
-    let status = await reader.lookup('alice', 'req-1');
+    let status = await reader.lookup('jwt:alice', 'req-1');
     while (status?.status !== 'DONE' && Date.now() < end) {
       await new Promise((r) => setTimeout(r, 50));
-      status = await reader.lookup('alice', 'req-1');
+      status = await reader.lookup('jwt:alice', 'req-1');
     }
     await second.close();
     assert.equal(status?.status, 'DONE');

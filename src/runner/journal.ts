@@ -7,15 +7,23 @@ import type { State, StateRecord } from '../states/state.js';
 
 /**
  * The saga journal (`runners.R.journal: <state alias>`): one record per gateway request, keyed
- * by the caller and the request id, holding where the run is (the step after the last completed
- * event step, and the payload then) and, at the end, its result. A restarted orchestrator takes
- * over the RUNNING records whose owner process is gone and resumes them from that step; the
- * status endpoint reads the result.
+ * by the caller's scope (core/caller.ts) and the run id the gateway made for the request,
+ * holding where the run is (the step after the last completed event step, and the payload then)
+ * and, at the end, its result. A restarted orchestrator takes over the RUNNING records whose
+ * owner process is gone and resumes them from that step; the status endpoint reads the result.
+ *
+ * Run ids are made by the gateway and never repeat, so no request can land on another's record
+ * (issue 9 item 4: a client-chosen id used to replace a running record, and the first run was
+ * aborted as "taken over"). The client's own `X-Request-Id` (the correlation id) gets a small
+ * index record of its own in the caller's scope, written once: the first run that carried it.
  */
 
 /** What a journal record holds. */
 export interface JournalData {
+  /** the run id (made by the gateway) */
   requestId: string;
+  /** the client's own X-Request-Id, when it sent one */
+  correlationId?: string;
   runner: string;
   deployment: string;
   sagaId: string;
@@ -44,7 +52,10 @@ export interface JournalEntry {
 
 /** What `GET /api/status/<requestId>` shows. */
 export interface RunStatus {
+  /** the run id (the X-Request-Id response header of the request) */
   requestId: string;
+  /** the client's own X-Request-Id, when it sent one */
+  correlationId?: string;
   status: 'RUNNING' | 'DONE';
   outcome?: SagaResult['outcome'];
   http?: number;
@@ -54,9 +65,14 @@ export interface RunStatus {
   updatedAt: string;
 }
 
-/** Record id of a request: bound to the caller, so that nobody else can read or overwrite it. */
-export function journalId(sub: string, requestId: string): string {
-  return `run-${createHash('sha256').update(`${sub}\n${requestId}`).digest('hex').slice(0, 40)}`;
+/** Record id of a run: bound to the caller's scope, so that nobody else can read or overwrite it. */
+export function journalId(scope: string, requestId: string): string {
+  return `run-${createHash('sha256').update(`${scope}\n${requestId}`).digest('hex').slice(0, 40)}`;
+}
+
+/** Record id of a correlation id's index entry, in the caller's scope (never equal to a run's). */
+export function correlationIndexId(scope: string, id: string): string {
+  return `cor-${createHash('sha256').update(`c\n${scope}\n${id}`).digest('hex').slice(0, 40)}`;
 }
 
 /** The journal of one runner. */
@@ -69,18 +85,24 @@ export class Journal {
     private readonly log: Logger,
   ) {}
 
-  /** Record a new run; throws STATE_UNAVAILABLE when the store is down (the caller gets 503). */
+  /**
+   * Record a new run; throws STATE_UNAVAILABLE when the store is down (the caller gets 503).
+   * `scope` is the caller's (core/caller.ts callerKey); `correlation` the client's own id.
+   */
   async begin(
     sagaId: string,
     runId: string,
     input: Record<string, unknown>,
     context: RequestContext,
+    scope: string,
+    correlation?: string,
   ): Promise<JournalEntry> {
-    const sub = context.user?.sub ?? 'anonymous';
-    const id = journalId(sub, context.request.id);
+    const requestId = context.request.id;
+    const id = journalId(scope, requestId);
     const now = Date.now();
     const data: JournalData = {
-      requestId: context.request.id,
+      requestId,
+      ...(correlation !== undefined ? { correlationId: correlation } : {}),
       runner: this.runner,
       deployment: this.deployment,
       sagaId,
@@ -92,12 +114,44 @@ export class Journal {
       startedAt: now,
       updatedAt: now,
     };
+    let version: number;
     try {
-      // One round trip on SQL states; the same caller reusing a request id replaces its record.
-      return { id, version: (await this.state.create(id, data)).version };
+      version = (await this.state.create(id, data)).version;
     } catch (err) {
       if (!(err instanceof SagawayError && err.code === 'RECORD_EXISTS')) throw err;
-      return { id, version: (await this.state.upsert(id, data)).version };
+      // Only the runs of one stream share a request id (one poll after the other): the next
+      // poll replaces a finished record, never one that is still running.
+      return { id, version: await this.replaceFinished(id, data) };
+    }
+    if (correlation !== undefined) await this.index(scope, correlation, requestId, now);
+    return { id, version };
+  }
+
+  private async replaceFinished(id: string, data: JournalData): Promise<number> {
+    const old = await this.state.get(id);
+    if (old && old.data['status'] !== 'DONE') {
+      throw new SagawayError('RUNNER_UNAVAILABLE', 'a run with this request id is still in progress');
+    }
+    const rec = old
+      ? await this.state.set(id, data, { expectedVersion: old.version })
+      : await this.state.upsert(id, data);
+    return rec.version;
+  }
+
+  /** Point the caller's correlation id at this run, unless an earlier run of the caller has it (first wins). */
+  private async index(scope: string, correlation: string, requestId: string, now: number): Promise<void> {
+    try {
+      await this.state.create(correlationIndexId(scope, correlation), {
+        requestId,
+        runner: this.runner,
+        deployment: this.deployment,
+        status: 'INDEX',
+        startedAt: now,
+      });
+    } catch (err) {
+      if (err instanceof SagawayError && err.code === 'RECORD_EXISTS') return;
+      // The run is recorded; only the lookup by correlation id is lost.
+      this.log.warn({ err: toErrorInfo(err), requestId }, 'correlation id not indexed');
     }
   }
 
@@ -186,11 +240,22 @@ export class Journal {
 export class JournalReader {
   constructor(private readonly states: readonly State[]) {}
 
-  /** The status of `requestId` as run for `sub`, or undefined when there is none. */
-  async lookup(sub: string, requestId: string): Promise<RunStatus | undefined> {
-    const id = journalId(sub, requestId);
+  /**
+   * The status of the run `id` (a run id, else a correlation id: the first run that carried it)
+   * as run for the caller `scope`, or undefined when there is none for this caller.
+   */
+  async lookup(scope: string, id: string): Promise<RunStatus | undefined> {
+    const runKey = journalId(scope, id);
     for (const state of this.states) {
-      const rec = await state.get(id);
+      const rec = await state.get(runKey);
+      if (rec) return statusOf(rec.data);
+    }
+    const indexKey = correlationIndexId(scope, id);
+    for (const state of this.states) {
+      const index = await state.get(indexKey);
+      const requestId = index?.data['requestId'];
+      if (typeof requestId !== 'string') continue;
+      const rec = await state.get(journalId(scope, requestId));
       if (rec) return statusOf(rec.data);
     }
     return undefined;
@@ -203,6 +268,7 @@ function statusOf(data: Record<string, unknown>): RunStatus {
   const iso = (v: unknown) => new Date(typeof v === 'number' ? v : 0).toISOString();
   return {
     requestId: String(data['requestId']),
+    ...(typeof data['correlationId'] === 'string' ? { correlationId: data['correlationId'] } : {}),
     status,
     ...(result
       ? {

@@ -59,7 +59,7 @@ function checkDefinition(def: unknown, origin: string): asserts def is HandlerDe
   for (const [action, versions] of Object.entries(def['actions'])) {
     if (!isObject(versions)) throw bad(`action "${action}" must map versions to functions`);
     for (const [v, fn] of Object.entries(versions)) {
-      if (!/^(0|[1-9][0-9]*)$/.test(v))
+      if (!/^(?:0|[1-9][0-9]*)$/.test(v))
         throw bad(`action "${action}" has a version "${v}" that is not an integer >= 0`);
       if (typeof fn !== 'function') throw bad(`action "${action}" version ${v} is not a function`);
     }
@@ -68,7 +68,7 @@ function checkDefinition(def: unknown, origin: string): asserts def is HandlerDe
 
 /** Whether a `handlers` entry names a module file rather than a built-in. */
 export function isModuleEntry(entry: string): boolean {
-  return isAbsolute(entry) || entry.startsWith('.') || /\.(m?js|cjs|ts)$/.test(entry);
+  return isAbsolute(entry) || entry.startsWith('.') || /\.(?:m?js|cjs|ts)$/.test(entry);
 }
 
 /** Import a user handler module: its default export is a handler object, or a factory taking the env. */

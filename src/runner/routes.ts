@@ -6,14 +6,21 @@ import type { CompiledSaga } from '../saga/graph.js';
  * When several sagas match, the one with more literal segments wins, then the order written.
  */
 
-interface Route {
-  saga: CompiledSaga;
+/** What routing needs of a saga (the gateway routes raw saga definitions, the runner compiled ones). */
+export interface Routable {
+  id: string;
+  path: string;
+  methods: readonly string[];
+}
+
+interface Route<S extends Routable> {
+  saga: S;
   segments: readonly { literal?: string; param?: string }[];
   literals: number;
 }
 
-export type RouteMatch =
-  | { kind: 'found'; saga: CompiledSaga; params: Record<string, string> }
+export type RouteMatch<S extends Routable = CompiledSaga> =
+  | { kind: 'found'; saga: S; params: Record<string, string> }
   | { kind: 'not-found' }
   | { kind: 'method-not-allowed'; allow: string[] };
 
@@ -23,10 +30,10 @@ function split(path: string): string[] {
 }
 
 /** The routes of a runner's sagas. */
-export class RouteTable {
-  private readonly routes: Route[];
+export class RouteTable<S extends Routable = CompiledSaga> {
+  private readonly routes: Route<S>[];
 
-  constructor(sagas: readonly CompiledSaga[]) {
+  constructor(sagas: readonly S[]) {
     this.routes = sagas
       .map((saga) => {
         const segments = split(saga.path).map((s) => (s.startsWith(':') ? { param: s.slice(1) } : { literal: s }));
@@ -36,7 +43,7 @@ export class RouteTable {
   }
 
   /** Match a request; HEAD is served by sagas that allow GET. */
-  match(method: string, path: string): RouteMatch {
+  match(method: string, path: string): RouteMatch<S> {
     const parts = split(path);
     const allow = new Set<string>();
     for (const route of this.routes) {
@@ -52,12 +59,12 @@ export class RouteTable {
   }
 
   /** A saga by id. */
-  byId(id: string): CompiledSaga | undefined {
+  byId(id: string): S | undefined {
     return this.routes.find((r) => r.saga.id === id)?.saga;
   }
 }
 
-function matchSegments(route: Route, parts: string[]): Record<string, string> | undefined {
+function matchSegments(route: Route<Routable>, parts: string[]): Record<string, string> | undefined {
   if (route.segments.length !== parts.length) return undefined;
   const params: Record<string, string> = {};
   for (let i = 0; i < parts.length; i++) {

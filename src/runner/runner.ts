@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { RawEventMeta } from '../config/schema.js';
-import type { RunnerSettings, Settings, StreamBindingSettings } from '../config/settings.js';
+import type { ApiSettings, RunnerSettings, Settings, StreamBindingSettings } from '../config/settings.js';
+import { callerKey } from '../core/caller.js';
 import { SagawayError, toErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import type { Payload, RequestContext, SagaRequest, SagaResult } from '../core/types.js';
+import type { Payload, Principal, RequestContext, SagaRequest, SagaResult } from '../core/types.js';
+import { roleRefusal } from '../core/roles.js';
 import { runSaga } from '../saga/engine.js';
 import type { CompiledSaga } from '../saga/graph.js';
 import type { State } from '../states/state.js';
@@ -38,6 +40,8 @@ export class Runner {
   readonly deployment: string;
   readonly streams: Readonly<Record<string, StreamBindingSettings>>;
   private readonly routes: RouteTable;
+  /** The gateway's API entries that map to this runner, longest prefix first (StartSaga checks them). */
+  private readonly apis: readonly ApiSettings[];
   private readonly executor: ExecutorDeps;
   private readonly dispatchBound: (event: EventMessage, signal: AbortSignal) => Promise<EventReply>;
 
@@ -49,6 +53,9 @@ export class Runner {
     this.deployment = deps.runner.deployment;
     this.streams = deps.runner.streams;
     this.routes = new RouteTable(sagas);
+    this.apis = (deps.settings.gateway?.apis ?? [])
+      .filter((a) => a.runner === this.name)
+      .sort((a, b) => b.path.length - a.path.length);
     this.executor = {
       runner: deps.runner,
       registry: deps.registry,
@@ -73,22 +80,20 @@ export class Runner {
   /** Run the saga serving `req.path` (gateway -> runner). Never throws. */
   async run(req: SagaRequest): Promise<SagaResult> {
     const match = this.routes.match(req.method, req.path);
-    if (match.kind === 'not-found') return reject('NOT_FOUND', `no saga serves ${req.method} ${req.path}`);
+    // The path is the caller's: never echoed in the problem (issue 9, item 9).
+    if (match.kind === 'not-found') return reject('NOT_FOUND', `no saga serves ${req.method} on this path`);
     if (match.kind === 'method-not-allowed') {
       return reject('METHOD_NOT_ALLOWED', `${req.method} is not allowed here (allowed: ${match.allow.join(', ')})`);
     }
     const { saga, params } = match;
-    if (saga.roles.length > 0) {
-      if (!req.user || req.user.anonymous) return reject('UNAUTHORIZED', 'authentication required');
-      if (!saga.roles.some((r) => req.user!.roles.includes(r)))
-        return reject('FORBIDDEN', 'a required role is missing');
-    }
+    const denied = authorize(saga, req.user);
+    if (denied) return denied;
     const input: Record<string, unknown> = { ...req.input, ...params };
     const context: RequestContext = {
       request: { method: req.method, path: req.path, id: req.requestId, query: req.query },
       user: req.user,
     };
-    if (this.deps.journal) return this.startJournaled(this.deps.journal, saga, input, context, req.deadline);
+    if (this.deps.journal) return this.startJournaled(this.deps.journal, saga, input, context, req);
     return this.start(saga, input, context, req.deadline, req.signal);
   }
 
@@ -101,12 +106,17 @@ export class Runner {
     saga: CompiledSaga,
     input: Record<string, unknown>,
     context: RequestContext,
-    deadline: number | undefined,
+    req: SagaRequest,
   ): Promise<SagaResult> {
+    const deadline = req.deadline;
     const runId = randomUUID();
+    // The gateway names the caller's scope (it knows the source address of anonymous callers);
+    // a request from elsewhere (a test, an older gateway) is scoped by its principal alone.
+    const scope = isWireId(req.caller, 2048) ? req.caller : callerKey(req.user, 'local');
+    const correlation = isWireId(req.correlationId, 128) ? req.correlationId : undefined;
     let entry: JournalEntry;
     try {
-      entry = await journal.begin(saga.id, runId, input, context);
+      entry = await journal.begin(saga.id, runId, input, context, scope, correlation);
     } catch (err) {
       const error = toErrorInfo(err);
       return { outcome: 'FAIL', http: error.http ?? 503, error };
@@ -212,7 +222,7 @@ export class Runner {
       runner: this.deps.runner,
       log: this.deps.log,
       state: this.deps.state,
-      runEvent: (meta: RawEventMeta, payload: Payload, parent: ActionContext) => {
+      runEvent: (meta: RawEventMeta, payload: Payload, parent: ActionContext, params?: Record<string, unknown>) => {
         const event: EventMessage = {
           id: randomUUID(),
           runId: parent.idempotencyKey,
@@ -222,24 +232,62 @@ export class Runner {
           meta,
           payload,
           context: { ...parent.request },
+          ...(params !== undefined ? { params } : {}),
           deadline: Date.now() + 60_000,
         };
         return this.dispatch(event, parent.signal);
       },
+      // A nested saga is entered with the caller's identity: its roles are checked exactly as
+      // the gateway's request would check them (a path may come from the request), and a path
+      // without a method is looked up with the calling request's method.
       runSaga: async (target, input, parent) => {
-        const saga = target.saga !== undefined ? this.routes.byId(target.saga) : undefined;
-        if (saga) return this.start(saga, input, { ...parent.request }, undefined, parent.signal);
-        if (target.path !== undefined) {
-          const m = this.routes.match(target.method ?? 'GET', target.path);
-          if (m.kind === 'found')
-            return this.start(m.saga, { ...input, ...m.params }, { ...parent.request }, undefined, parent.signal);
+        const caller = parent.request;
+        const byId = target.saga !== undefined ? this.routes.byId(target.saga) : undefined;
+        const m =
+          byId === undefined && target.path !== undefined
+            ? this.routes.match(target.method ?? caller.request.method, target.path)
+            : undefined;
+        const saga = byId ?? (m?.kind === 'found' ? m.saga : undefined);
+        if (saga) {
+          const denied = protect(this.apis, target.path ?? saga.path, caller.user) ?? authorize(saga, caller.user);
+          if (denied) return denied;
+          const full = m?.kind === 'found' ? { ...input, ...m.params } : input;
+          return this.start(saga, full, { ...caller }, undefined, parent.signal);
         }
-        throw new SagawayError('NOT_FOUND', `no saga ${target.saga ?? target.path ?? ''} on runner ${this.name}`, {
-          http: 500,
-        });
+        // The target may come from the request: logged for the saga's author, never echoed to the caller.
+        this.deps.log.debug({ saga: target.saga, path: target.path }, 'saga.StartSaga: no such saga');
+        throw new SagawayError('NOT_FOUND', `saga.StartSaga: no such saga on runner ${this.name}`, { http: 500 });
       },
     };
   }
+}
+
+/** A saga's roles against the caller (gateway requests and saga.StartSaga alike): 401, 403 or undefined. */
+function authorize(saga: CompiledSaga, user: Principal | null): SagaResult | undefined {
+  return refusal(roleRefusal(saga.roles, user));
+}
+
+/**
+ * The protection the gateway gives a path (its API entry: `public`, `roles`) applied to a nested
+ * saga: a StartSaga target may come from the request, and reaching a saga through a public saga
+ * must not skip what reaching it directly would require (the gateway's rule: a public entry needs
+ * nothing, another needs a credential and, when it lists roles, one of them). A path no API entry
+ * covers is only reachable through sagas (internal composition) and has no API protection.
+ */
+function protect(apis: readonly ApiSettings[], path: string, user: Principal | null): SagaResult | undefined {
+  const api = apis.find((a) => a.path === '/' || path === a.path || path.startsWith(a.path + '/'));
+  if (!api || api.public) return undefined;
+  return refusal(!user || user.anonymous ? 'UNAUTHORIZED' : roleRefusal(api.roles, user));
+}
+
+function refusal(code: 'UNAUTHORIZED' | 'FORBIDDEN' | undefined): SagaResult | undefined {
+  if (code === undefined) return undefined;
+  return reject(code, code === 'UNAUTHORIZED' ? 'authentication required' : 'a required role is missing');
+}
+
+/** A string field of a request that came over the broker, within its bound. */
+function isWireId(value: unknown, max: number): value is string {
+  return typeof value === 'string' && value !== '' && value.length <= max;
 }
 
 function reject(code: string, message: string): SagaResult {

@@ -186,6 +186,9 @@ function checkStepSettings(step: RawStep, i: number, err: (at: (string | number)
   }
 }
 
+/** The methods of a saga that names none. */
+export const DEFAULT_SAGA_METHODS: readonly string[] = ['GET'];
+
 /** Compile a checked saga. Throws CONFIG_INVALID if `checkSaga` would report an error. */
 export function compileSaga(saga: RawSaga, defaultTimeoutMs: number): CompiledSaga {
   const errors = checkSaga(saga).filter((i) => i.severity === 'error');
@@ -214,7 +217,7 @@ export function compileSaga(saga: RawSaga, defaultTimeoutMs: number): CompiledSa
   return {
     id: saga.id,
     path: saga.path,
-    methods: saga.methods ?? ['GET'],
+    methods: saga.methods ?? DEFAULT_SAGA_METHODS,
     autoFail: saga.autoFail ?? false,
     roles: saga.roles ?? [],
     timeoutMs: parseDuration(saga.timeout) ?? defaultTimeoutMs,

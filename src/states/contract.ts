@@ -8,8 +8,15 @@ import type { State, StateRecord } from './state.js';
  * new store). `makeState(table)` returns an initialised state over a fresh table, configured
  * with one named query, `byOwner`, that returns the records whose `data.owner` equals `:owner`
  * as rows holding at least `id` (SQL: `select id, data from <table> where <data.owner> = :owner`;
- * memory: `filter: { owner: ':owner' }`).
+ * memory: `filter: { owner: ':owner' }`). `options.maxPageBytes`, when given, is the state's
+ * byte budget of one list page.
  */
+
+/** Options the suite passes to makeState. */
+export interface MakeStateOptions {
+  /** the state's `maxPageBytes` */
+  maxPageBytes?: number;
+}
 
 /** Hooks of the suite. */
 export interface ContractOptions {
@@ -20,16 +27,16 @@ export interface ContractOptions {
 /** Register the contract tests for one implementation. */
 export function runStateContract(
   name: string,
-  makeState: (table: string) => Promise<State>,
+  makeState: (table: string, options?: MakeStateOptions) => Promise<State>,
   options: ContractOptions = {},
 ): void {
   describe(`state contract: ${name}`, () => {
     const tables: string[] = [];
     const open: State[] = [];
-    const fresh = async (): Promise<State> => {
+    const fresh = async (stateOptions?: MakeStateOptions): Promise<State> => {
       const table = `c_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
       tables.push(table);
-      const s = await makeState(table);
+      const s = await makeState(table, stateOptions);
       open.push(s);
       return s;
     };
@@ -120,6 +127,34 @@ export function runStateContract(
       assert.equal(new Set(results.map((r) => r.id)).size, 1);
       const ids = (await s.list()).list.map((r) => r.id).filter((id) => id.startsWith('c'));
       assert.equal(ids.length, 1);
+    });
+
+    test('idempotency: a redelivery answers the record read back, or { id, version, data: {} } once it changed', async () => {
+      const s = await fresh();
+      // every kind of write, redelivered while the record is unchanged: the first answer again
+      const c1 = await s.create('r1', { a: 1, nested: { b: [1, 2] } }, { idempotencyKey: 'rd:c' });
+      assert.deepEqual(await s.create('other', { a: 9 }, { idempotencyKey: 'rd:c' }), c1);
+      const u1 = await s.update('r1', { u: true }, { idempotencyKey: 'rd:u' });
+      assert.deepEqual(await s.update('r1', { u: false }, { idempotencyKey: 'rd:u' }), u1);
+      const s1 = await s.set('r1', { s: 1 }, { idempotencyKey: 'rd:s' });
+      assert.deepEqual(await s.set('r1', { s: 2 }, { idempotencyKey: 'rd:s' }), s1);
+      const p1 = await s.upsert('r1', { p: 1 }, { idempotencyKey: 'rd:p' });
+      assert.deepEqual(await s.upsert('r1', { p: 2 }, { idempotencyKey: 'rd:p' }), p1);
+      assert.deepEqual(await s.get('r1'), { id: 'r1', version: 4, data: { p: 1 } });
+      assert.equal(await s.get('other'), undefined);
+
+      // the record moved on: the redelivery reports the same write, applies nothing, repeats no data
+      await s.update('r1', { later: true });
+      assert.deepEqual(await s.update('r1', { u: 3 }, { idempotencyKey: 'rd:u' }), { id: 'r1', version: 2, data: {} });
+      assert.deepEqual(await s.get('r1'), { id: 'r1', version: 5, data: { p: 1, later: true } });
+
+      // deleted and created again with the same id and version: not the record that write left
+      const first = await s.create('r2', { gen: 1 }, { idempotencyKey: 'rd:c2' });
+      await s.delete('r2', { idempotencyKey: 'rd:d2' });
+      await s.create('r2', { gen: 2 });
+      assert.deepEqual(await s.create('r2', { gen: 3 }, { idempotencyKey: 'rd:c2' }), { ...first, data: {} });
+      await s.delete('r2', { idempotencyKey: 'rd:d2' }); // applies nothing: the new r2 stays
+      assert.deepEqual(await s.get('r2'), { id: 'r2', version: 1, data: { gen: 2 } });
     });
 
     test('concurrent writes that expect the same version: exactly one wins', async () => {
@@ -248,6 +283,43 @@ export function runStateContract(
           assert.equal(new Set(seen).size, seen.length);
         }
       }
+    });
+
+    test('list: a page stops at maxPageBytes (UTF-8 bytes of data) with next; paging loses and repeats nothing', async () => {
+      // each record is about 4 KB of JSON but 2 K characters: a budget of 10 000 bytes holds two
+      const s = await fresh({ maxPageBytes: 10_000 });
+      for (let i = 0; i < 15; i++) await s.create(`p${String(i).padStart(2, '0')}`, { n: i, pad: 'é'.repeat(2000) });
+      // one record larger than the budget: a page that starts with it holds it alone and moves on
+      await s.create('p15', { n: 15, pad: 'x'.repeat(30_000) });
+      for (const sort of [undefined, 'n', '-n']) {
+        for (const follow of [false, true]) {
+          const seen: number[] = [];
+          const sizes: number[] = [];
+          let next: string | undefined;
+          for (let pages = 0; ; pages++) {
+            assert.ok(pages < 50, 'paging does not end');
+            const page = await s.list({ sort, follow, limit: 100, after: next });
+            if (page.list.length === 0) break;
+            sizes.push(page.list.length);
+            seen.push(...page.list.map((r) => r.data['n'] as number));
+            for (const r of page.list) assert.equal((r.data['pad'] as string).length, r.id === 'p15' ? 30_000 : 2000);
+            if (page.next === undefined) break;
+            next = page.next;
+          }
+          const order = Array.from({ length: 16 }, (_, i) => i);
+          assert.deepEqual(seen, sort === '-n' ? order.reverse() : order, `sort ${sort} follow ${follow}`);
+          // pages of two small records; the big one alone
+          assert.ok(Math.max(...sizes) === 2, `page sizes ${sizes.join(',')}`);
+          assert.ok(sizes.filter((n) => n === 1).length <= 2, `page sizes ${sizes.join(',')}`);
+        }
+      }
+      // `limit` still applies within the budget, and the default budget holds a whole page of these
+      assert.equal((await s.list({ limit: 1 })).list.length, 1);
+      const roomy = await fresh();
+      for (let i = 0; i < 15; i++) await roomy.create(`p${i}`, { n: i, pad: 'é'.repeat(2000) });
+      const whole = await roomy.list({ limit: 100 });
+      assert.equal(whole.list.length, 15);
+      assert.equal(whole.next, undefined);
     });
 
     test('list: paging is stable while records are inserted and deleted', async () => {

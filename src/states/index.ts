@@ -58,10 +58,18 @@ class ConfiguredState implements State {
     const s = this.settings;
     const log = this.log.child({ state: s.alias });
     if (!this.adapter) {
-      if (s.type === 'memory') this.adapter = new MemoryState({ alias: s.alias, queries: s.queries });
+      const page = s.maxPageBytes === undefined ? {} : { maxPageBytes: s.maxPageBytes };
+      if (s.type === 'memory') this.adapter = new MemoryState({ alias: s.alias, queries: s.queries, ...page });
       else if (s.type === 'sqlite') {
         const { SqliteState } = await import('./sqlite.js');
-        this.adapter = new SqliteState({ alias: s.alias, file: s.file, table: s.table, queries: s.queries, log });
+        this.adapter = new SqliteState({
+          alias: s.alias,
+          file: s.file,
+          table: s.table,
+          queries: s.queries,
+          log,
+          ...page,
+        });
       } else {
         const { PostgresState } = await import('./postgres.js');
         this.adapter = new PostgresState({
@@ -71,6 +79,7 @@ class ConfiguredState implements State {
           poolSize: s.poolSize,
           queries: s.queries,
           log,
+          ...page,
         });
       }
     }

@@ -3,8 +3,8 @@ import { test } from 'node:test';
 import { runStateContract } from './contract.js';
 import { MemoryState } from './memory.js';
 
-runStateContract('memory', async (table) => {
-  const s = new MemoryState({ alias: table, queries: { byOwner: { filter: { owner: ':owner' } } } });
+runStateContract('memory', async (table, options) => {
+  const s = new MemoryState({ alias: table, queries: { byOwner: { filter: { owner: ':owner' } } }, ...options });
   await s.init();
   return s;
 });

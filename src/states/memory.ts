@@ -1,9 +1,15 @@
 import { SagawayError } from '../core/errors.js';
 import type { QuerySettings } from '../config/settings.js';
 import { decodeCursor, nextOf } from './cursor.js';
-import { normalizeList, type FilterValue } from './list-options.js';
+import { DEFAULT_MAX_PAGE_BYTES, normalizeList, type FilterValue } from './list-options.js';
 import type { ListOptions, ListPage, QueryResult, State, StateRecord, WriteOptions } from './state.js';
-import { IDEMPOTENCY_RETENTION_MS, checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
+import { checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
+import {
+  DEFAULT_MEMORY_IDEMPOTENCY,
+  appliedElsewhere,
+  idempotencyLimits,
+  type IdempotencyLimits,
+} from './idempotency.js';
 import { WriteMethods } from './write-methods.js';
 
 /**
@@ -16,12 +22,30 @@ interface Row {
   seq: number;
   version: number;
   data: Record<string, unknown>;
+  /** bytes of `data` as JSON text, measured when a list first needs it (a write makes a new row) */
+  size?: number;
 }
 
 /** Options of a memory state. */
 export interface MemoryStateOptions {
   alias: string;
   queries?: Readonly<Record<string, QuerySettings>>;
+  /** bytes of record data one list page holds (the first record always fits); default 4 MiB */
+  maxPageBytes?: number;
+  /** how applied idempotency keys are kept (DEFAULT_MEMORY_IDEMPOTENCY) */
+  idempotency?: Partial<IdempotencyLimits>;
+}
+
+/**
+ * An applied idempotency key: the record, the version written and the row's `seq`, 0 for a
+ * delete. seq numbers are never reused, and nothing but a write changes a memory record (there
+ * is no SQL), so the same seq and version mean the same data: no hash is needed here.
+ */
+interface AppliedKey {
+  at: number;
+  id: string;
+  version: number;
+  seq: number;
 }
 
 const MAX_QUERY_ROWS = 1000;
@@ -31,16 +55,20 @@ export class MemoryState extends WriteMethods implements State {
   readonly alias: string;
   readonly kind = 'memory' as const;
   private readonly rows = new Map<string, Row>();
-  private readonly idem = new Map<string, { at: number; result: StateRecord }>();
+  private readonly idem = new Map<string, AppliedKey>();
+  private readonly idemLimits: IdempotencyLimits;
   private readonly queries: Readonly<Record<string, QuerySettings>>;
   private seq = 0;
   private writesSincePrune = 0;
   private closed = false;
+  private readonly maxPageBytes: number;
 
   constructor(options: MemoryStateOptions) {
     super();
+    this.maxPageBytes = options.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
     this.alias = options.alias;
     this.queries = options.queries ?? {};
+    this.idemLimits = idempotencyLimits(options.idempotency, DEFAULT_MEMORY_IDEMPOTENCY);
   }
 
   async init(): Promise<void> {}
@@ -77,8 +105,7 @@ export class MemoryState extends WriteMethods implements State {
       }
     }
     const page = rows.slice(o.skip, want);
-    const more = page.length > o.limit;
-    if (more) page.pop();
+    const more = fitPage(page, o.limit, this.maxPageBytes);
     const result: ListPage = { list: page.map(([id, row]) => toRecord(id, row)) };
     const last = page[page.length - 1];
     const next = nextOf(
@@ -134,31 +161,47 @@ export class MemoryState extends WriteMethods implements State {
     const key = options?.idempotencyKey;
     if (key !== undefined) {
       const done = this.idem.get(key);
-      if (done) return structuredClone(done.result);
+      if (done) return this.replay(done);
     }
     // a private deep copy, made before deciding anything so that a bad value changes nothing
     const copy = data === undefined ? undefined : (JSON.parse(dataJson(data)) as Record<string, unknown>);
     const row = this.rows.get(id);
     const plan = planWrite(op, id, row ? { id, version: row.version, data: row.data } : undefined, copy, options);
+    let seq = 0;
     if (plan.kind === 'delete') this.rows.delete(id);
     else {
-      const seq = row ? row.seq : ++this.seq;
+      seq = row ? row.seq : ++this.seq;
       this.rows.set(id, { seq, version: plan.record.version, data: plan.record.data });
     }
     const result = structuredClone(plan.record);
-    if (key !== undefined) {
-      this.idem.set(key, { at: Date.now(), result: structuredClone(result) });
-      if (++this.writesSincePrune >= 1000) this.prune();
-    }
+    if (key !== undefined) this.remember(key, { at: Date.now(), id, version: plan.record.version, seq });
     return result;
   }
 
+  /** The answer to a redelivery: the record if it is still as that write left it (see idempotency.ts). */
+  private replay(done: AppliedKey): StateRecord {
+    const row = this.rows.get(done.id);
+    if (row && row.seq === done.seq && row.version === done.version) return toRecord(done.id, row);
+    return appliedElsewhere(done.id, done.version);
+  }
+
+  private remember(key: string, applied: AppliedKey): void {
+    this.idem.set(key, applied);
+    // the bound is exact here: one key in, the oldest out (a Map iterates in insertion order)
+    if (this.idem.size > this.idemLimits.maxKeys) {
+      const oldest = this.idem.keys().next();
+      if (!oldest.done) this.idem.delete(oldest.value);
+    }
+    if (++this.writesSincePrune >= this.idemLimits.pruneEvery) this.prune();
+  }
+
+  /** Drop expired keys, at most one batch: entries are in time order, so stop at the first to keep. */
   private prune(): void {
     this.writesSincePrune = 0;
-    const cutoff = Date.now() - IDEMPOTENCY_RETENTION_MS;
+    const cutoff = Date.now() - this.idemLimits.retentionMs;
+    let budget = this.idemLimits.pruneBatch;
     for (const [key, entry] of this.idem) {
-      // entries are in insertion (time) order: stop at the first one to keep
-      if (entry.at >= cutoff) break;
+      if (entry.at >= cutoff || budget-- <= 0) break;
       this.idem.delete(key);
     }
   }
@@ -166,6 +209,27 @@ export class MemoryState extends WriteMethods implements State {
   private open(): void {
     if (this.closed) throw new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}" is closed`);
   }
+}
+
+/**
+ * Trim a page (fetched with one row of look-ahead) to `limit` rows and to `budget` bytes of
+ * data (the first row always fits), before any row is copied; true when more rows follow.
+ */
+function fitPage(page: [string, Row][], limit: number, budget: number): boolean {
+  let bytes = 0;
+  for (let i = 0; i < page.length; i++) {
+    if (i === limit) break;
+    const row = page[i]![1];
+    row.size ??= Buffer.byteLength(JSON.stringify(row.data), 'utf8');
+    bytes += row.size;
+    if (i > 0 && bytes > budget) {
+      page.length = i;
+      return true;
+    }
+  }
+  if (page.length <= limit) return false;
+  page.length = limit;
+  return true;
 }
 
 function toRecord(id: string, row: Row): StateRecord {

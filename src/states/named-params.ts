@@ -47,7 +47,7 @@ export function compileNamedQuery(sql: string, dialect: 'sqlite' | 'postgres'): 
       out += sql.slice(i, end);
       i = end;
     } else if (c === '$' && dialect === 'postgres' && /[A-Za-z_$]/.test(next ?? '')) {
-      const tag = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(sql.slice(i));
+      const tag = /^\$(?:[A-Za-z_][A-Za-z0-9_]*)?\$/.exec(sql.slice(i));
       if (tag) {
         const close = sql.indexOf(tag[0], i + tag[0].length);
         const end = close < 0 ? n : close + tag[0].length;

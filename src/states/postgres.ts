@@ -4,19 +4,21 @@ import { isUnavailable, toStateError } from './postgres-errors.js';
 import type { Logger } from '../core/logger.js';
 import type { QuerySettings } from '../config/settings.js';
 import { decodeCursor, nextOf } from './cursor.js';
-import { normalizeList, type FilterValue } from './list-options.js';
+import { DEFAULT_MAX_PAGE_BYTES, normalizeList, type FilterValue } from './list-options.js';
 import { bindValues, compileNamedQuery, type CompiledQuery } from './named-params.js';
-import { listClauses, type SqlDialect } from './sql-list.js';
+import { listClauses, trimPage, withPageBudget, type SqlDialect } from './sql-list.js';
 import type { ListOptions, ListPage, QueryResult, State, StateRecord, WriteOptions } from './state.js';
-import { IDEMPOTENCY_RETENTION_MS, checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
+import { checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
+import { appliedElsewhere, idempotencyLimits, type IdempotencyLimits } from './idempotency.js';
 import { WriteMethods } from './write-methods.js';
 import { sqlTableNames } from './sql-table.js';
 
 /**
  * The `postgres` state (`pg` pool): one table per state (id, version, data JSONB, created_at,
  * updated_at, plus `seq` for insertion order), created if missing, and `<table>_idem` for applied
- * idempotency keys. A write locks its row (SELECT ... FOR UPDATE) and stores its idempotency key
- * in the same transaction.
+ * idempotency keys (key, record id, version, hash, `n` for insertion order; see idempotency.ts).
+ * A write locks its row (SELECT ... FOR UPDATE) and stores its idempotency key in the same
+ * transaction.
  *
  * Outages: the pool has an `error` listener (an idle connection killed by a server restart
  * would otherwise crash the process), a checked-out client gets one too, and any failure to
@@ -37,9 +39,28 @@ export interface PostgresStateOptions {
   connectTimeoutMs?: number;
   /** server-side limit of one statement (`statement_timeout`); default 30 s */
   statementTimeoutMs?: number;
+  /** bytes of record data one list page holds (the first record always fits); default 4 MiB */
+  maxPageBytes?: number;
+  /** how applied idempotency keys are kept (DEFAULT_IDEMPOTENCY) */
+  idempotency?: Partial<IdempotencyLimits>;
 }
 
-/** 63 characters at most in PostgreSQL, minus the longest suffix used (`_idem_at`). */
+/**
+ * The hash of a stored record's data, computed by the server from its canonical jsonb text, so
+ * that the write and a later read back hash the same text. `%s` is the jsonb expression.
+ */
+const HASH_SQL = "encode(sha256(convert_to((%s)::text, 'UTF8')), 'base64')";
+const hashOf = (expr: string): string => HASH_SQL.replace('%s', expr);
+
+/** An applied key joined with its record when that still holds what the write stored. */
+interface ReplayRow {
+  record_id: string;
+  version: number;
+  id: string | null;
+  data: Record<string, unknown> | null;
+}
+
+/** 63 characters at most in PostgreSQL, minus the longest suffix used (`_idem_at`, the index of 0.1 tables that is dropped). */
 const MAX_TABLE = 55;
 const MAX_QUERY_ROWS = 1000;
 
@@ -61,9 +82,13 @@ export class PostgresState extends WriteMethods implements State {
   private ready = false;
   private readonly compiled = new Map<string, CompiledQuery>();
   private writesSincePrune = 0;
+  private readonly idemLimits: IdempotencyLimits;
+  private readonly maxPageBytes: number;
 
   constructor(options: PostgresStateOptions) {
     super();
+    this.idemLimits = idempotencyLimits(options.idempotency);
+    this.maxPageBytes = options.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
     ({ t: this.t, ti: this.ti } = sqlTableNames(options.table, MAX_TABLE));
     this.options = options;
     this.alias = options.alias;
@@ -106,8 +131,9 @@ export class PostgresState extends WriteMethods implements State {
       `CREATE TABLE IF NOT EXISTS ${this.t} (seq BIGSERIAL NOT NULL, id TEXT PRIMARY KEY, version INTEGER NOT NULL, ` +
         `data JSONB NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
       `CREATE INDEX IF NOT EXISTS "${table}_seq" ON ${this.t} (seq)`,
-      `CREATE TABLE IF NOT EXISTS ${this.ti} (key TEXT PRIMARY KEY, result JSONB, created_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
-      `CREATE INDEX IF NOT EXISTS "${table}_idem_at" ON ${this.ti} (created_at)`,
+      // record_id and version are NULL only between a claim and the write of its transaction
+      `CREATE TABLE IF NOT EXISTS ${this.ti} (key TEXT PRIMARY KEY, record_id TEXT, version INTEGER, hash TEXT, ` +
+        `n BIGSERIAL NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
     ];
     for (const sql of ddl) {
       for (let attempt = 1; ; attempt++) {
@@ -121,6 +147,42 @@ export class PostgresState extends WriteMethods implements State {
         }
       }
     }
+    await this.migrateKeyTable();
+    await this.run(`CREATE INDEX IF NOT EXISTS "${table}_idem_n" ON ${this.ti} (n)`).catch((err: unknown) => {
+      // two processes creating it at once: the other one did
+      const code = ((err as SagawayError).cause as { code?: string } | undefined)?.code;
+      if (code !== '23505' && code !== '42P07') throw err;
+    });
+  }
+
+  /**
+   * A key table of 0.1 holds a full copy of each result (`result`): rewritten to the small form
+   * in one transaction, keeping every key (their hash is unknown, so a redelivery of one answers
+   * `{ id, version, data: {} }` and still applies nothing). The table lock makes a second
+   * process wait, then find nothing left to do.
+   */
+  private async migrateKeyTable(): Promise<void> {
+    const hasResult = async (c?: PoolClient): Promise<boolean> => {
+      const sql =
+        `SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()` +
+        ` AND table_name = $1 AND column_name = 'result'`;
+      const params = [`${this.options.table}_idem`];
+      return ((c ? await c.query(sql, params) : await this.run(sql, params)).rowCount ?? 0) > 0;
+    };
+    if (!(await hasResult())) return;
+    await this.transaction(async (c) => {
+      await c.query(`LOCK TABLE ${this.ti} IN ACCESS EXCLUSIVE MODE`);
+      if (!(await hasResult(c))) return;
+      await c.query(
+        `ALTER TABLE ${this.ti} ADD COLUMN IF NOT EXISTS record_id TEXT, ADD COLUMN IF NOT EXISTS version INTEGER,` +
+          ` ADD COLUMN IF NOT EXISTS hash TEXT, ADD COLUMN IF NOT EXISTS n BIGSERIAL NOT NULL`,
+      );
+      await c.query(
+        `UPDATE ${this.ti} SET record_id = result->>'id', version = (result->>'version')::int WHERE result IS NOT NULL`,
+      );
+      await c.query(`ALTER TABLE ${this.ti} DROP COLUMN result`);
+      await c.query(`DROP INDEX IF EXISTS "${this.options.table}_idem_at"`);
+    });
   }
 
   async get(id: string): Promise<StateRecord | undefined> {
@@ -148,14 +210,15 @@ export class PostgresState extends WriteMethods implements State {
     const { where, orderBy, sortExpr } = listClauses(o, after, dialect);
     // the jsonb key travels in the cursor as its exact text, so big numbers survive the round trip
     const skSelect = o.field === undefined ? 'seq::float8' : o.field === 'id' ? 'id' : `${sortExpr}::text`;
-    const sql =
-      `SELECT id, version, data, ${skSelect} AS _sk FROM ${this.t}` +
+    const inner =
+      `SELECT id, version, data, ${skSelect} AS _sk, ${sortExpr} AS _o FROM ${this.t}` +
       (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
       ` ORDER BY ${orderBy} LIMIT ${bind(o.limit + 1)} OFFSET ${bind(o.skip)}`;
+    // the size of the data as JSON text in bytes; rows past the budget come back without data
+    const sql = withPageBudget(inner, o, 'id, version, _sk', (d) => `octet_length(${d}::text)`, this.maxPageBytes);
     const r = await this.run<RowData>(sql, params);
     const rows = r.rows;
-    const more = rows.length > o.limit;
-    if (more) rows.pop();
+    const more = trimPage(rows, o.limit);
     const page: ListPage = { list: rows.map(toRecord) };
     const last = rows[rows.length - 1];
     const next = nextOf(o, more, last && { key: last._sk as string | number, id: last.id });
@@ -217,7 +280,7 @@ export class PostgresState extends WriteMethods implements State {
       op === 'create' && json !== undefined
         ? await this.createFast(id, json, key)
         : await this.writeInTx(op, id, json, options);
-    if (key !== undefined && ++this.writesSincePrune >= 1000) {
+    if (key !== undefined && ++this.writesSincePrune >= this.idemLimits.pruneEvery) {
       this.prune().catch((err: unknown) =>
         this.options.log?.warn({ err, state: this.alias }, 'pruning idempotency keys failed'),
       );
@@ -239,28 +302,27 @@ export class PostgresState extends WriteMethods implements State {
         `INSERT INTO ${this.t} (id, version, data) VALUES ($1, 1, $2::jsonb) ON CONFLICT (id) DO NOTHING`,
         [id, json],
       );
-      if (r.rowCount === 0) throw exists(id);
+      if (r.rowCount === 0) throw exists();
       return record();
     }
-    const result = `{"id":${JSON.stringify(id)},"version":1,"data":${json}}`;
     let claimed: number | undefined;
     try {
       const r = await this.run<{ claimed: number }>(
-        `WITH claim AS (INSERT INTO ${this.ti} (key, result) VALUES ($3, $4::jsonb) ON CONFLICT (key) DO NOTHING RETURNING key),` +
+        `WITH claim AS (INSERT INTO ${this.ti} (key, record_id, version, hash) VALUES ($3, $1, 1, ${hashOf('$2::jsonb')})` +
+          ` ON CONFLICT (key) DO NOTHING RETURNING key),` +
           ` ins AS (INSERT INTO ${this.t} (id, version, data) SELECT $1, 1, $2::jsonb FROM claim ON CONFLICT (id) DO NOTHING RETURNING id)` +
           ` SELECT (SELECT count(*) FROM claim)::int AS claimed,` +
           ` CASE WHEN (SELECT count(*) FROM claim) = 1 THEN 1 / (SELECT count(*) FROM ins)::int ELSE 0 END AS ok`,
-        [id, json, key, result],
+        [id, json, key],
       );
       claimed = r.rows[0]?.claimed;
     } catch (err) {
-      if (err instanceof SagawayError && (err.cause as { code?: string } | undefined)?.code === '22012')
-        throw exists(id);
+      if (err instanceof SagawayError && (err.cause as { code?: string } | undefined)?.code === '22012') throw exists();
       throw err;
     }
     if (claimed === 1) return record();
-    const prior = await this.run<{ result: StateRecord | null }>(`SELECT result FROM ${this.ti} WHERE key = $1`, [key]);
-    const first = prior.rows[0]?.result;
+    const prior = await this.run<ReplayRow>(this.replaySql(), [key]);
+    const first = replayed(prior.rows[0]);
     if (first) return first;
     // the key row vanished in between (pruned): apply the write through the general path
     return this.writeInTx('create', id, json, { idempotencyKey: key });
@@ -285,10 +347,7 @@ export class PostgresState extends WriteMethods implements State {
         );
         const head = r.rows[0];
         if (head?.claimed === 0) {
-          const done = await c.query<{ result: StateRecord | null }>(`SELECT result FROM ${this.ti} WHERE key = $1`, [
-            key,
-          ]);
-          const first = done.rows[0]?.result;
+          const first = replayed((await c.query<ReplayRow>(this.replaySql(), [key])).rows[0]);
           if (first) return first;
         }
         cur = head?.id == null ? undefined : head;
@@ -299,43 +358,65 @@ export class PostgresState extends WriteMethods implements State {
       const parsed = json === undefined ? undefined : (JSON.parse(json) as Record<string, unknown>);
       const plan = planWrite(op, id, cur ? toRecord(cur) : undefined, parsed, options);
       const r = plan.record;
-      // the key's result is stored by the same statement as the write
-      const remember = (at: number): string =>
+      // the key's record id, version and hash are stored by the same statement as the write
+      // ($1 is the id, $2 the version, $3 the data: the hash is of the jsonb as stored)
+      const remember = (at: number, hash: string): string =>
         key === undefined
           ? ''
-          : `, k AS (UPDATE ${this.ti} SET result = $${at}::jsonb WHERE key = $${at + 1} RETURNING key)`;
-      const extra = key === undefined ? [] : [JSON.stringify(r), key];
+          : `, k AS (UPDATE ${this.ti} SET record_id = $1, version = $2, hash = ${hash} WHERE key = $${at} RETURNING key)`;
+      const extra = key === undefined ? [] : [key];
       if (plan.kind === 'insert') {
         try {
           await c.query(
-            `WITH w AS (INSERT INTO ${this.t} (id, version, data) VALUES ($1, $2, $3::jsonb) RETURNING id)${remember(4)} SELECT 1`,
+            `WITH w AS (INSERT INTO ${this.t} (id, version, data) VALUES ($1, $2, $3::jsonb) RETURNING id)${remember(4, hashOf('$3::jsonb'))} SELECT 1`,
             [id, r.version, JSON.stringify(r.data), ...extra],
           );
         } catch (err) {
           // a concurrent create of the same id won the race
-          if ((err as { code?: string }).code === '23505') throw exists(id);
+          if ((err as { code?: string }).code === '23505') throw exists();
           throw err;
         }
       } else if (plan.kind === 'update') {
         await c.query(
-          `WITH w AS (UPDATE ${this.t} SET version = $2, data = $3::jsonb, updated_at = now() WHERE id = $1 RETURNING id)${remember(4)} SELECT 1`,
+          `WITH w AS (UPDATE ${this.t} SET version = $2, data = $3::jsonb, updated_at = now() WHERE id = $1 RETURNING id)${remember(4, hashOf('$3::jsonb'))} SELECT 1`,
           [id, r.version, JSON.stringify(r.data), ...extra],
         );
       } else {
-        await c.query(`WITH w AS (DELETE FROM ${this.t} WHERE id = $1 RETURNING id)${remember(2)} SELECT 1`, [
-          id,
-          ...extra,
-        ]);
+        // a delete leaves no data: no hash; $2 is the version it deleted
+        await c.query(
+          `WITH w AS (DELETE FROM ${this.t} WHERE id = $1 RETURNING id)${remember(3, 'NULL')} SELECT $2::int`,
+          [id, r.version, ...extra],
+        );
       }
       return r;
     });
   }
 
+  /**
+   * The applied key `$1` joined with its record when that is still at the version written and
+   * hashes the same (see idempotency.ts): `id` is null when the record has changed since.
+   */
+  private replaySql(): string {
+    return (
+      `SELECT k.record_id, k.version, r.id, r.data FROM ${this.ti} k LEFT JOIN ${this.t} r` +
+      ` ON r.id = k.record_id AND r.version = k.version AND k.hash IS NOT NULL AND ${hashOf('r.data')} = k.hash` +
+      ` WHERE k.key = $1`
+    );
+  }
+
+  /**
+   * One bounded pass: of the `pruneBatch` oldest keys (by `n`, a sequence), delete those past
+   * the retention or beyond the newest `maxKeys`. The inner LIMIT bounds the rows read; `n` has
+   * gaps (rolled-back claims), so the bound may remove a few more keys than needed, never fewer.
+   */
   private async prune(): Promise<void> {
     this.writesSincePrune = 0;
-    await this.run(`DELETE FROM ${this.ti} WHERE created_at < now() - ($1::bigint * interval '1 millisecond')`, [
-      IDEMPOTENCY_RETENTION_MS,
-    ]);
+    const { pruneBatch, retentionMs, maxKeys } = this.idemLimits;
+    await this.run(
+      `DELETE FROM ${this.ti} WHERE n IN (SELECT o.n FROM (SELECT n, created_at FROM ${this.ti} ORDER BY n LIMIT $1) o` +
+        ` WHERE o.created_at < now() - ($2::bigint * interval '1 millisecond') OR o.n <= (SELECT max(n) FROM ${this.ti}) - $3)`,
+      [pruneBatch, retentionMs, maxKeys],
+    );
   }
 
   /** One statement on any pooled connection; connection failures become STATE_UNAVAILABLE. */
@@ -393,8 +474,15 @@ export class PostgresState extends WriteMethods implements State {
   }
 }
 
-function exists(id: string): SagawayError {
-  return new SagawayError('RECORD_EXISTS', `record "${id}" already exists`);
+function exists(): SagawayError {
+  return new SagawayError('RECORD_EXISTS', 'record already exists');
+}
+
+/** The answer from a replay row; undefined when the key row is gone (pruned in between). */
+function replayed(row: ReplayRow | undefined): StateRecord | undefined {
+  if (!row || row.record_id === null) return undefined;
+  if (row.id !== null && row.data !== null) return { id: row.id, version: row.version, data: row.data };
+  return appliedElsewhere(row.record_id, row.version);
 }
 
 function toRecord(row: RowData): StateRecord {

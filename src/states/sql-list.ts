@@ -51,3 +51,42 @@ export function listClauses(
   }
   return { where, orderBy: `${sk} ${dir}, id ${dir}`, sortExpr: sk };
 }
+
+/**
+ * Wrap a page query (`inner`, which selects `id`, `data` and its sort expression as `_o`) so
+ * that the page stops at a byte budget: a running sum of the records' data size, in page
+ * order, and every row past the budget comes back with a NULL `data` instead of its data (the
+ * first row always keeps its data, so a page always moves on). Only the page's rows are
+ * measured, and the data of rows past the budget never leaves the database. `budget` is our
+ * own validated integer, so it is written into the text (a statement per state, cached).
+ */
+export function withPageBudget(
+  inner: string,
+  o: NormalizedList,
+  columns: string,
+  size: (data: string) => string,
+  budget: number,
+): string {
+  const dir = o.desc ? 'DESC' : 'ASC';
+  const order = o.field === undefined ? '_o ASC' : `_o ${dir}, id ${dir}`;
+  return (
+    `SELECT ${columns}, CASE WHEN SUM(_n) OVER w <= ${Math.floor(budget)} OR SUM(_n) OVER w = _n THEN data END AS data` +
+    ` FROM (SELECT p.*, ${size('p.data')} AS _n FROM (${inner}) p) s` +
+    ` WINDOW w AS (ORDER BY ${order} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) ORDER BY ${order}`
+  );
+}
+
+/**
+ * Trim a page's rows (fetched with one row of look-ahead) to the page and say whether more
+ * follow: rows past the byte budget (`data` NULL, see withPageBudget) or past `limit`.
+ */
+export function trimPage(rows: { data: unknown }[], limit: number): boolean {
+  const cut = rows.findIndex((r) => r.data === null);
+  if (cut >= 0) {
+    rows.length = cut;
+    return true;
+  }
+  if (rows.length <= limit) return false;
+  rows.length = limit;
+  return true;
+}

@@ -9,8 +9,9 @@ import { SqliteState } from './sqlite.js';
 const dir = await mkdtemp(join(tmpdir(), 'sagaway-sqlite-'));
 after(() => rm(dir, { recursive: true, force: true }));
 
-runStateContract('sqlite', async (table) => {
+runStateContract('sqlite', async (table, options) => {
   const s = new SqliteState({
+    ...options,
     alias: table,
     file: join(dir, `${table}.db`),
     table,

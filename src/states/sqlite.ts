@@ -1,23 +1,25 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type BetterSqlite3 from 'better-sqlite3';
 import { SagawayError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { QuerySettings } from '../config/settings.js';
 import { decodeCursor, nextOf } from './cursor.js';
-import { normalizeList, type FilterValue } from './list-options.js';
+import { DEFAULT_MAX_PAGE_BYTES, normalizeList, type FilterValue } from './list-options.js';
 import { bindValues, compileNamedQuery, type CompiledQuery } from './named-params.js';
-import { listClauses, type SqlDialect } from './sql-list.js';
+import { listClauses, trimPage, withPageBudget, type SqlDialect } from './sql-list.js';
 import type { ListOptions, ListPage, QueryResult, State, StateRecord, WriteOptions } from './state.js';
-import { IDEMPOTENCY_RETENTION_MS, checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
+import { checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
+import { appliedElsewhere, dataHash, idempotencyLimits, type IdempotencyLimits } from './idempotency.js';
 import { WriteMethods } from './write-methods.js';
 import { sqlTableNames } from './sql-table.js';
+import { openSqlite, type SqlDatabase, type SqlStatement } from './sqlite-driver.js';
 
 /**
- * The `sqlite` state (better-sqlite3, WAL): one table per state with the contract's columns
+ * The `sqlite` state (WAL; the driver is node:sqlite or better-sqlite3, see sqlite-driver.ts): one table per state with the contract's columns
  * id, version, data (JSON text), created_at, updated_at, plus `seq` (an AUTOINCREMENT key that
- * gives insertion order for paging), and `<table>_idem` holding applied idempotency keys. A write
- * and its idempotency key are stored in one IMMEDIATE transaction. Statements are prepared once
+ * gives insertion order for paging), and `<table>_idem` holding applied idempotency keys (key,
+ * record id, version, hash; see idempotency.ts). A write and its idempotency key are stored in
+ * one IMMEDIATE transaction. Statements are prepared once
  * and cached.
  */
 
@@ -29,6 +31,17 @@ export interface SqliteStateOptions {
   table: string;
   queries?: Readonly<Record<string, QuerySettings>>;
   log?: Logger;
+  /** bytes of record data one list page holds (the first record always fits); default 4 MiB */
+  maxPageBytes?: number;
+  /** how applied idempotency keys are kept (DEFAULT_IDEMPOTENCY) */
+  idempotency?: Partial<IdempotencyLimits>;
+}
+
+/** An applied idempotency key as stored; `hash` is null for a delete (and for keys of 0.1). */
+interface KeyRow {
+  record_id: string;
+  version: number;
+  hash: string | null;
 }
 
 /** SQLite identifiers have no length limit; 63 keeps names portable to PostgreSQL. */
@@ -51,15 +64,19 @@ export class SqliteState extends WriteMethods implements State {
   private readonly options: SqliteStateOptions;
   private readonly t: string;
   private readonly ti: string;
-  private db: BetterSqlite3.Database | undefined;
-  private readonly stmts = new Map<string, BetterSqlite3.Statement>();
+  private db: SqlDatabase | undefined;
+  private readonly stmts = new Map<string, SqlStatement>();
   private readonly compiled = new Map<string, CompiledQuery>();
   private txWrite:
     ((op: WriteOp, id: string, data: string | undefined, o: WriteOptions | undefined) => StateRecord) | undefined;
   private writesSincePrune = 0;
+  private readonly idemLimits: IdempotencyLimits;
+  private readonly maxPageBytes: number;
 
   constructor(options: SqliteStateOptions) {
     super();
+    this.idemLimits = idempotencyLimits(options.idempotency);
+    this.maxPageBytes = options.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
     ({ t: this.t, ti: this.ti } = sqlTableNames(options.table, MAX_TABLE));
     this.options = options;
     this.alias = options.alias;
@@ -67,13 +84,12 @@ export class SqliteState extends WriteMethods implements State {
 
   async init(): Promise<void> {
     if (this.db) return;
-    const { default: Database } = await import('better-sqlite3');
     const file = this.options.file;
-    let db: BetterSqlite3.Database;
+    let db: SqlDatabase;
     try {
       // a fresh checkout has no data folder yet: make it, as the user would expect
       if (file !== ':memory:' && file !== '') await mkdir(dirname(file), { recursive: true });
-      db = new Database(file);
+      db = await openSqlite(file);
     } catch (err) {
       throw new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}": cannot open its database file`, {
         cause: err,
@@ -81,24 +97,23 @@ export class SqliteState extends WriteMethods implements State {
     }
     try {
       // the timeout first: another process may hold the file while this one switches to WAL
-      db.pragma('busy_timeout = 5000');
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
+      db.exec('PRAGMA busy_timeout = 5000');
+      db.exec('PRAGMA journal_mode = WAL');
+      db.exec('PRAGMA synchronous = NORMAL');
       db.exec(
         `CREATE TABLE IF NOT EXISTS ${this.t} (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, ` +
           `version INTEGER NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);` +
-          `CREATE TABLE IF NOT EXISTS ${this.ti} (key TEXT PRIMARY KEY NOT NULL, result TEXT NOT NULL, created_at INTEGER NOT NULL);` +
-          `CREATE INDEX IF NOT EXISTS "${this.options.table}_idem_at" ON ${this.ti} (created_at);`,
+          this.keyTableDdl(this.ti),
       );
+      this.migrateKeyTable(db);
     } catch (err) {
       db.close();
       throw new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}": cannot open its database`, { cause: err });
     }
     this.db = db;
-    const tx = db.transaction((op: WriteOp, id: string, data: string | undefined, o: WriteOptions | undefined) =>
+    this.txWrite = db.immediate((op: WriteOp, id: string, data: string | undefined, o: WriteOptions | undefined) =>
       this.writeInTx(op, id, data, o),
     );
-    this.txWrite = (op, id, data, o) => tx.immediate(op, id, data, o);
     this.prune();
   }
 
@@ -128,13 +143,20 @@ export class SqliteState extends WriteMethods implements State {
     };
     const { where, orderBy, sortExpr } = listClauses(o, after, dialect);
     params.push(o.limit + 1, o.skip);
-    const sql =
-      `SELECT seq, id, version, data, ${sortExpr} AS _sk FROM ${this.t}` +
+    const inner =
+      `SELECT seq, id, version, data, ${sortExpr} AS _sk, ${sortExpr} AS _o FROM ${this.t}` +
       (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
       ` ORDER BY ${orderBy} LIMIT ? OFFSET ?`;
+    // the size of the stored JSON text in bytes (a BLOB's length is its byte count)
+    const sql = withPageBudget(
+      inner,
+      o,
+      'seq, id, version, _sk',
+      (d) => `length(CAST(${d} AS BLOB))`,
+      this.maxPageBytes,
+    );
     const rows = this.stmt(sql).all(...params) as RowData[];
-    const more = rows.length > o.limit;
-    if (more) rows.pop();
+    const more = trimPage(rows, o.limit);
     const page: ListPage = { list: rows.map(toRecord) };
     const last = rows[rows.length - 1];
     const next = nextOf(o, more, last && { key: (last._sk ?? null) as string | number | null, id: last.id });
@@ -152,17 +174,13 @@ export class SqliteState extends WriteMethods implements State {
       this.compiled.set(name, compiled);
     }
     const values = bindValues(compiled.names, bindings).map((v) => (typeof v === 'boolean' ? (v ? 1 : 0) : v));
-    let stmt: BetterSqlite3.Statement;
+    let stmt: SqlStatement;
     try {
       stmt = this.stmt(compiled.text);
     } catch (err) {
       throw queryFailed(this.alias, name, err);
     }
     try {
-      if (!stmt.reader) {
-        stmt.run(...values);
-        return { list: [] };
-      }
       const list: unknown[] = [];
       for (const row of stmt.iterate(...values)) {
         if (list.length >= MAX_QUERY_ROWS) {
@@ -201,12 +219,22 @@ export class SqliteState extends WriteMethods implements State {
     checkId(id);
     const json = data === undefined ? undefined : dataJson(data);
     this.handle();
+    let result: StateRecord;
     try {
-      return (this.txWrite as NonNullable<typeof this.txWrite>)(op, id, json, options);
+      result = (this.txWrite as NonNullable<typeof this.txWrite>)(op, id, json, options);
     } catch (err) {
       if (err instanceof SagawayError) throw err;
       throw new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}": write failed`, { cause: err });
     }
+    // after the commit, in its own short statement: a write never waits for a whole prune
+    if (options?.idempotencyKey !== undefined && ++this.writesSincePrune >= this.idemLimits.pruneEvery) {
+      try {
+        this.prune();
+      } catch (err) {
+        this.options.log?.warn({ err, state: this.alias }, 'pruning idempotency keys failed');
+      }
+    }
+    return result;
   }
 
   /** Runs inside an IMMEDIATE transaction: nothing else writes between the read and the write. */
@@ -215,24 +243,26 @@ export class SqliteState extends WriteMethods implements State {
     if (op === 'create' && json !== undefined && o?.expectedVersion === undefined)
       return this.createInTx(id, json, key);
     if (key !== undefined) {
-      const done = this.stmt(`SELECT result FROM ${this.ti} WHERE key = ?`).get(key) as { result: string } | undefined;
-      if (done) return JSON.parse(done.result) as StateRecord;
+      const done = this.appliedKey(key);
+      if (done) return this.replay(done);
     }
     const row = this.stmt(`SELECT id, version, data FROM ${this.t} WHERE id = ?`).get(id) as RowData | undefined;
     const data = json === undefined ? undefined : (JSON.parse(json) as Record<string, unknown>);
     const plan = planWrite(op, id, row ? toRecord(row) : undefined, data, o);
     const now = new Date().toISOString();
     const r = plan.record;
+    let text: string | undefined;
     if (plan.kind === 'insert') {
+      text = op === 'update' ? JSON.stringify(r.data) : (json ?? '{}');
       this.stmt(`INSERT INTO ${this.t} (id, version, data, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`).run(
         id,
         r.version,
-        op === 'update' ? JSON.stringify(r.data) : (json ?? '{}'),
+        text,
         now,
         now,
       );
     } else if (plan.kind === 'update') {
-      const text = op === 'update' ? JSON.stringify(r.data) : (json ?? '{}');
+      text = op === 'update' ? JSON.stringify(r.data) : (json ?? '{}');
       this.stmt(`UPDATE ${this.t} SET version = ?, data = ?, updated_at = ? WHERE id = ?`).run(
         r.version,
         text,
@@ -243,14 +273,32 @@ export class SqliteState extends WriteMethods implements State {
       this.stmt(`DELETE FROM ${this.t} WHERE id = ?`).run(id);
     }
     if (key !== undefined) {
-      this.stmt(`INSERT INTO ${this.ti} (key, result, created_at) VALUES (?, ?, ?)`).run(
+      this.stmt(`INSERT INTO ${this.ti} (key, record_id, version, hash, created_at) VALUES (?, ?, ?, ?, ?)`).run(
         key,
-        JSON.stringify(r),
+        id,
+        r.version,
+        text === undefined ? null : dataHash(text),
         Date.now(),
       );
-      if (++this.writesSincePrune >= 1000) this.prune();
     }
     return r;
+  }
+
+  private appliedKey(key: string): KeyRow | undefined {
+    return this.stmt(`SELECT record_id, version, hash FROM ${this.ti} WHERE key = ?`).get(key) as KeyRow | undefined;
+  }
+
+  /**
+   * The answer to a redelivery (see idempotency.ts): the record read back when it still holds
+   * what that write stored (same version, same hash of its text), else `{ id, version, data: {} }`.
+   */
+  private replay(done: KeyRow): StateRecord {
+    if (done.hash !== null) {
+      const row = this.stmt(`SELECT id, version, data FROM ${this.t} WHERE id = ?`).get(done.record_id) as
+        RowData | undefined;
+      if (row && row.version === done.version && dataHash(row.data) === done.hash) return toRecord(row);
+    }
+    return appliedElsewhere(done.record_id, done.version);
   }
 
   /**
@@ -259,35 +307,77 @@ export class SqliteState extends WriteMethods implements State {
    */
   private createInTx(id: string, json: string, key: string | undefined): StateRecord {
     if (key !== undefined) {
-      const result = `{"id":${JSON.stringify(id)},"version":1,"data":${json}}`;
       const claim = this.stmt(
-        `INSERT INTO ${this.ti} (key, result, created_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`,
-      ).run(key, result, Date.now());
-      if (claim.changes === 0) {
-        const done = this.stmt(`SELECT result FROM ${this.ti} WHERE key = ?`).get(key) as { result: string };
-        return JSON.parse(done.result) as StateRecord;
-      }
-      if (++this.writesSincePrune >= 1000) this.prune();
+        `INSERT INTO ${this.ti} (key, record_id, version, hash, created_at) VALUES (?, ?, 1, ?, ?) ON CONFLICT (key) DO NOTHING`,
+      ).run(key, id, dataHash(json), Date.now());
+      if (claim.changes === 0) return this.replay(this.appliedKey(key) as KeyRow);
     }
     const now = new Date().toISOString();
     const ins = this.stmt(
       `INSERT INTO ${this.t} (id, version, data, created_at, updated_at) VALUES (?, 1, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
     ).run(id, json, now, now);
-    if (ins.changes === 0) throw new SagawayError('RECORD_EXISTS', `record "${id}" already exists`);
+    if (ins.changes === 0) throw new SagawayError('RECORD_EXISTS', 'record already exists');
     return { id, version: 1, data: JSON.parse(json) as Record<string, unknown> };
   }
 
+  /**
+   * One bounded pass: of the `pruneBatch` oldest keys (rowid order is insertion order), delete
+   * those past the retention or beyond the newest `maxKeys`. The inner LIMIT bounds the rows
+   * read, so a table full of young keys costs one small index walk, not a scan.
+   */
   private prune(): void {
     this.writesSincePrune = 0;
-    this.stmt(`DELETE FROM ${this.ti} WHERE created_at < ?`).run(Date.now() - IDEMPOTENCY_RETENTION_MS);
+    const { pruneBatch, retentionMs, maxKeys } = this.idemLimits;
+    this.stmt(
+      `DELETE FROM ${this.ti} WHERE rowid IN (SELECT r FROM (SELECT rowid AS r, created_at AS c FROM ${this.ti} ORDER BY rowid LIMIT ?)` +
+        ` WHERE c < ? OR r <= (SELECT max(rowid) FROM ${this.ti}) - ?)`,
+    ).run(pruneBatch, Date.now() - retentionMs, maxKeys);
   }
 
-  private handle(): BetterSqlite3.Database {
+  /** The key table's schema: a key row is small and of constant size (idempotency.ts). */
+  private keyTableDdl(name: string): string {
+    return (
+      `CREATE TABLE IF NOT EXISTS ${name} (key TEXT PRIMARY KEY NOT NULL, record_id TEXT NOT NULL, ` +
+      `version INTEGER NOT NULL, hash TEXT, created_at INTEGER NOT NULL);`
+    );
+  }
+
+  /**
+   * A key table of 0.1 holds a full copy of each result (`result`): rewritten to the small form,
+   * keeping every key (their hash is unknown, so a redelivery of one answers `{ id, version,
+   * data: {} }`, and still applies nothing). Re-checked inside the transaction: two processes
+   * may open the file at once.
+   */
+  private migrateKeyTable(db: NonNullable<typeof this.db>): void {
+    const old = (): boolean =>
+      (db.prepare(`PRAGMA table_info(${this.ti})`).all() as { name: string }[]).some((c) => c.name === 'result');
+    if (!old()) return;
+    const previous = `"${this.options.table}_idem_v1"`;
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      if (old()) {
+        db.exec(
+          `ALTER TABLE ${this.ti} RENAME TO ${previous};` +
+            this.keyTableDdl(this.ti) +
+            `INSERT INTO ${this.ti} (key, record_id, version, hash, created_at) SELECT key, ` +
+            `json_extract(result, '$.id'), json_extract(result, '$.version'), NULL, created_at FROM ${previous} ` +
+            `WHERE json_extract(result, '$.id') IS NOT NULL ORDER BY created_at;` +
+            `DROP TABLE ${previous};`,
+        );
+      }
+      db.exec('COMMIT');
+    } catch (err) {
+      db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+
+  private handle(): SqlDatabase {
     if (!this.db) throw new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}" is not open`);
     return this.db;
   }
 
-  private stmt(sql: string): BetterSqlite3.Statement {
+  private stmt(sql: string): SqlStatement {
     let s = this.stmts.get(sql);
     if (!s) {
       s = this.handle().prepare(sql);

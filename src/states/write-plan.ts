@@ -22,8 +22,6 @@ export type WritePlan =
 export const MAX_DATA_BYTES = 1024 * 1024;
 /** Longest record id. */
 export const MAX_ID_LENGTH = 256;
-/** How long an applied idempotency key is remembered. */
-export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 /** Check an id; VALIDATION_FAILED when it is empty or too long. */
 export function checkId(id: unknown): string {
@@ -67,25 +65,26 @@ export function planWrite(
     throw new SagawayError('VALIDATION_FAILED', 'the expected version must be a non-negative integer');
   }
   if (op === 'create') {
-    if (current) throw new SagawayError('RECORD_EXISTS', `record "${id}" already exists`);
+    if (current) throw new SagawayError('RECORD_EXISTS', 'record already exists');
     return { kind: 'insert', record: { id, version: 1, data: data ?? {} } };
   }
   if (!current) {
     if (op === 'upsert' && expected === undefined)
       return { kind: 'insert', record: { id, version: 1, data: data ?? {} } };
     // an upsert that names a version expects the record to exist at that version
-    if (op === 'upsert') throw stale(id, expected as number, 0);
-    throw new SagawayError('RECORD_NOT_FOUND', `record "${id}" not found`);
+    if (op === 'upsert') throw stale(expected as number, 0);
+    throw new SagawayError('RECORD_NOT_FOUND', 'record not found');
   }
-  if (expected !== undefined && expected !== current.version) throw stale(id, expected, current.version);
+  if (expected !== undefined && expected !== current.version) throw stale(expected, current.version);
   if (op === 'delete') return { kind: 'delete', record: current };
   const next = op === 'update' ? mergePatch(current.data, data ?? {}) : (data ?? {});
   return { kind: 'update', record: { id, version: current.version + 1, data: next } };
 }
 
-function stale(id: string, expected: number, actual: number): SagawayError {
+function stale(expected: number, actual: number): SagawayError {
+  // No id in the detail: it is the caller's text (issue 9, item 9).
   return new SagawayError(
     'STALE_VERSION',
-    `record "${id}" is at version ${actual === 0 ? '(none)' : actual}, not ${expected}`,
+    `the record is at version ${actual === 0 ? '(none)' : actual}, not ${expected}`,
   );
 }

@@ -343,8 +343,12 @@ export class NatsSystem implements System {
         outputElement: null,
       });
     };
+    if (options.signal.aborted) {
+      // cancelled before it was sent: nothing to publish, nothing will answer
+      onAbort();
+      return await done;
+    }
     options.signal.addEventListener('abort', onAbort, { once: true });
-    if (options.signal.aborted) onAbort();
     try {
       const sent = await this.publishAll(pending);
       if (sent === 0) {

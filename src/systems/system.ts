@@ -23,6 +23,11 @@ export interface EventMessage {
   /** the saga payload (the executing runner reads the input from it) */
   payload: Payload;
   context: RequestContext;
+  /**
+   * An action record's event only: the TakeAction step's parameters, which fill the record's
+   * `%%param_<name>%%` slots in the executing runner's inject pass (caller data: never scanned)
+   */
+  params?: Record<string, unknown>;
   /** reply needed by then (epoch ms) */
   deadline: number;
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import type { RawConfig } from '../config/schema.js';
 import type { Settings } from '../config/settings.js';
@@ -48,6 +49,20 @@ export interface RunOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * Start a host from a configuration file where it is (a project's own `sagaway.yaml`, whose
+ * handler modules import `sagaway` from the project's node_modules). `options.env` replaces the
+ * environment that `${env:...}` reads, e.g. to point a SQLite state at `:memory:`. `files` is
+ * not used; close() leaves the folder alone.
+ */
+export async function loadTestHost(
+  file: string | URL,
+  options: Omit<TestHostOptions, 'files'> = {},
+): Promise<TestHost> {
+  const path = typeof file === 'string' ? resolve(file) : fileURLToPath(file);
+  return hostFor(path, dirname(path), options, async () => undefined);
+}
+
 /** Start a host from a configuration; close() removes the temporary folder. */
 export async function startTestHost(config: RawConfig | string, options: TestHostOptions = {}): Promise<TestHost> {
   const dir = await mkdtemp(join(tmpdir(), 'sagaway-test-'));
@@ -58,41 +73,51 @@ export async function startTestHost(config: RawConfig | string, options: TestHos
     }
     const file = join(dir, 'sagaway.yaml');
     await writeFile(file, typeof config === 'string' ? config : stringify(config));
-    const { settings } = await loadConfig(file, {
-      ...(options.env ? { env: options.env } : {}),
-      check: (s, report) => checkHandlers(s, BUILTIN_HANDLERS, report),
-    });
-    const host = await Host.start({
-      settings,
-      log: options.log ?? silentLogger(),
-      builtins: BUILTIN_HANDLERS,
-      createState,
-      ...(options.secrets ? { secrets: options.secrets } : {}),
-    });
-    return {
-      settings,
-      host,
-      dir,
-      run(path, o = {}) {
-        const runner = o.runner ?? (Object.keys(settings.runners)[0] as string);
-        return host.run(runner, {
-          method: o.method ?? 'GET',
-          path,
-          input: o.input ?? {},
-          query: o.query ?? {},
-          requestId: randomUUID(),
-          user: o.user ?? null,
-          ...(o.deadline !== undefined ? { deadline: o.deadline } : {}),
-          ...(o.signal ? { signal: o.signal } : {}),
-        });
-      },
-      async close() {
-        await host.close();
-        await rm(dir, { recursive: true, force: true });
-      },
-    };
+    return await hostFor(file, dir, options, () => rm(dir, { recursive: true, force: true }));
   } catch (e) {
     await rm(dir, { recursive: true, force: true });
     throw e;
   }
+}
+
+/** Load `file`, start its host, and wrap it; `cleanup` runs after the host closed. */
+async function hostFor(
+  file: string,
+  dir: string,
+  options: Omit<TestHostOptions, 'files'>,
+  cleanup: () => Promise<void>,
+): Promise<TestHost> {
+  const { settings } = await loadConfig(file, {
+    ...(options.env ? { env: options.env } : {}),
+    check: (s, report) => checkHandlers(s, BUILTIN_HANDLERS, report),
+  });
+  const host = await Host.start({
+    settings,
+    log: options.log ?? silentLogger(),
+    builtins: BUILTIN_HANDLERS,
+    createState,
+    ...(options.secrets ? { secrets: options.secrets } : {}),
+  });
+  return {
+    settings,
+    host,
+    dir,
+    run(path, o = {}) {
+      const runner = o.runner ?? (Object.keys(settings.runners)[0] as string);
+      return host.run(runner, {
+        method: o.method ?? 'GET',
+        path,
+        input: o.input ?? {},
+        query: o.query ?? {},
+        requestId: randomUUID(),
+        user: o.user ?? null,
+        ...(o.deadline !== undefined ? { deadline: o.deadline } : {}),
+        ...(o.signal ? { signal: o.signal } : {}),
+      });
+    },
+    async close() {
+      await host.close();
+      await cleanup();
+    },
+  };
 }

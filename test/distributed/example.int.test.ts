@@ -51,9 +51,16 @@ describe(
       const zz = await call(port, '/api/request/quote/ZZ');
       assert.equal(zz.status, 404);
       assert.equal((zz.body as { code: string }).code, 'UNKNOWN_SKU');
-      await call(port, '/api/request/quote/C3?qty=2', { headers: { 'x-request-id': `${prefix}-demo` } });
+      // The client's X-Request-Id is a correlation id; the run id is the gateway's (X-Request-Id of the response).
+      const q3 = await call(port, '/api/request/quote/C3?qty=2', { headers: { 'x-request-id': `${prefix}-demo` } });
+      const runId = q3.headers.get('x-request-id');
+      assert.match(runId ?? '', /^[0-9a-f-]{36}$/);
+      assert.equal(q3.headers.get('x-correlation-id'), `${prefix}-demo`);
+      const byRunId = await call(port, `/api/status/${runId}`);
+      assert.equal(byRunId.status, 200);
       const s = await call(port, `/api/status/${prefix}-demo`);
       assert.equal(s.status, 200);
+      assert.deepEqual(s.body, byRunId.body);
       assert.deepEqual(
         {
           ...(s.body as Record<string, unknown>),
@@ -62,7 +69,8 @@ describe(
           response: { ...(s.body as { response: object }).response, pid: 0 },
         },
         {
-          requestId: `${prefix}-demo`,
+          requestId: runId,
+          correlationId: `${prefix}-demo`,
           status: 'DONE',
           outcome: 'SUCCESS',
           http: 200,

@@ -255,8 +255,12 @@ describe(
       const id = `${prefix}-status-1`;
       const r = await call(port, '/api/request/infer', { headers: { ...alice, 'x-request-id': id } });
       assert.equal(r.status, 200);
+      const runId = r.headers.get('x-request-id') ?? '';
+      assert.notEqual(runId, id, 'the run id is the gateway one');
       const s = await call(port, `/api/status/${id}`, { headers: alice });
       assert.equal(s.status, 200);
+      assert.deepEqual((await call(port, `/api/status/${runId}`, { headers: alice })).body, s.body);
+      assert.equal((await call(port, `/api/status/${runId}`, { headers: { 'x-api-key': 'bob-key' } })).status, 404);
       const status = s.body as { status: string; outcome: string; http: number; response: { out: { tag: string } } };
       assert.equal(status.status, 'DONE');
       assert.equal(status.outcome, 'SUCCESS');

@@ -31,6 +31,7 @@ function jwtSettings(over: Partial<JwtSettings> = {}): JwtSettings {
     issuer: ISS,
     audience: AUD,
     rolesClaim: 'realm.roles',
+    principalClaim: 'sub',
     clockToleranceMs: 5000,
     ...over,
   };
@@ -142,7 +143,13 @@ test('auth matrix (one-shot form): bad tokens are 401 with no detail, a missing 
   assert.equal(r.json().code, 'FORBIDDEN');
   r = await gw.app.inject({ url: '/api/request/admin', headers: { 'x-api-key': API_KEY } });
   assert.equal(r.statusCode, 200);
-  assert.deepEqual(r.json().user, { sub: 'apikey:ci-bot', roles: ['admin', 'user'], claims: {}, anonymous: false });
+  assert.deepEqual(r.json().user, {
+    sub: 'apikey:ci-bot',
+    roles: ['admin', 'user'],
+    claims: {},
+    anonymous: false,
+    kind: 'apikey',
+  });
   r = await gw.app.inject({ url: '/api/request/open' });
   assert.equal(r.statusCode, 200);
   assert.equal(r.json().user.anonymous, true);

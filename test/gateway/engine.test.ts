@@ -190,9 +190,10 @@ test("real engine: a saga's own roles come back through the gateway as 401 / 403
     assert.deepEqual([viewer.status, viewer.body.code], [403, 'FORBIDDEN']);
     const boss = await get({ 'x-api-key': 'boss-key' });
     assert.equal(boss.status, 200);
-    // The same on the stream form: the run fails, the stream says so and stops.
+    // The same on the stream form, answered before the stream opens (issue 9, item 12).
     const res = await fetch(base + '/api/stream/admin', { headers: { 'x-api-key': 'viewer-key' } });
-    assert.match(await res.text(), /^event: error\nid: .*\ndata: {.*"code":"FORBIDDEN"/);
+    assert.equal(res.status, 403);
+    assert.equal(((await res.json()) as { code?: string }).code, 'FORBIDDEN');
   } finally {
     await gw.close();
     await h.close();

@@ -98,6 +98,7 @@ test('logs never hold Authorization, cookies, API keys or query tokens', async (
         secret: 'secret-secret-secret-secret-1234',
         algorithms: ['HS256'],
         rolesClaim: 'roles',
+        principalClaim: 'sub',
         clockToleranceMs: 0,
       },
       apiKeys: [],

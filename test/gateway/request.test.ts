@@ -87,13 +87,18 @@ test('bad requests get their documented status and code, never a 500', async () 
   await gw.close();
 });
 
-test('X-Request-Id: a sane incoming id is echoed, anything else is replaced', async () => {
+test('X-Request-Id: the run id is always the gateway one; a sane incoming id is echoed as X-Correlation-Id, anything else is dropped', async () => {
   const { gw, svc } = await gateway(echo);
   let r = await gw.app.inject({ url: '/api/request/todos', headers: { 'x-request-id': 'abc-123.x:y' } });
-  assert.equal(r.headers['x-request-id'], 'abc-123.x:y');
-  assert.equal(svc.calls.at(-1)!.req.requestId, 'abc-123.x:y');
+  assert.match(String(r.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+  assert.equal(r.headers['x-correlation-id'], 'abc-123.x:y');
+  assert.equal(svc.calls.at(-1)!.req.requestId, r.headers['x-request-id']);
+  assert.equal(svc.calls.at(-1)!.req.correlationId, 'abc-123.x:y');
+  assert.equal(svc.calls.at(-1)!.req.caller, 'anon:127.0.0.1');
   r = await gw.app.inject({ url: '/api/request/todos', headers: { 'x-request-id': 'bad id <script>' } });
   assert.match(String(r.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+  assert.equal(r.headers['x-correlation-id'], undefined);
+  assert.equal(svc.calls.at(-1)!.req.correlationId, undefined);
   r = await gw.app.inject({ url: '/nope', headers: { 'x-request-id': 'x'.repeat(200) } });
   assert.match(String(r.headers['x-request-id']), /^[0-9a-f-]{36}$/);
   assert.equal(r.json().requestId, r.headers['x-request-id']);

@@ -207,6 +207,10 @@ test('a failed saga run sends event: error with the problem, then closes; the re
   while (es.readyState !== es.CLOSED && Date.now() - t0 < 10_000) await delay(50);
   assert.equal(es.readyState, es.CLOSED);
   assert.deepEqual(entries, [{ a: 1 }]);
+  // The request id is the gateway's run id; the client's X-Request-Id is a correlation id only.
+  const runId = svc.calls[0]!.req.requestId;
+  assert.match(runId, /^[0-9a-f-]{36}$/);
+  assert.equal(svc.calls[0]!.req.correlationId, undefined, 'streams do not index correlation ids');
   assert.deepEqual(problems, [
     {
       type: 'https://sagaway.dev/errors/TODOS_UNAVAILABLE',
@@ -214,7 +218,7 @@ test('a failed saga run sends event: error with the problem, then closes; the re
       status: 503,
       code: 'TODOS_UNAVAILABLE',
       detail: 'down',
-      requestId: 'req-1',
+      requestId: runId,
     },
   ]);
   assert.ok(codes.includes(204), 'the automatic reconnect was answered 204');

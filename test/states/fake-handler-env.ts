@@ -12,6 +12,8 @@ import {
   type HandlerEnv,
   type HandlerFactory,
 } from '../../src/runner/handler-api.js';
+import { resolveEffectiveSettings } from '../../src/runner/effective-settings.js';
+import { injectSettings } from '../../src/runner/inject.js';
 import type { State } from '../../src/states/state.js';
 import type { EventReply } from '../../src/systems/system.js';
 
@@ -54,6 +56,7 @@ export function fakeEnv(
     parameters: o.parameters ?? {},
     domain: o.domain,
     request: { request: { method: 'POST', path: '/t', id: 'req-1', query: {} }, user: null },
+    user: null,
     idempotencyKey: o.key ?? `run-${++seq}:step`,
     signal: new AbortController().signal,
     log: silentLogger(),
@@ -65,9 +68,23 @@ export function fakeEnv(
     meta: RawEventMeta,
     payload: Record<string, unknown>,
     parent: ActionContext,
+    params?: Record<string, unknown>,
   ): Promise<EventReply> => {
-    const base = { inputElement: meta.inputElement ?? null, outputElement: meta.outputElement ?? null };
+    let base = { inputElement: meta.inputElement ?? null, outputElement: meta.outputElement ?? null };
     try {
+      if (params !== undefined || meta.inject === true) {
+        // the executor's inject pass: it fills an action record's slots (no values, no secrets here)
+        const s = injectSettings(resolveEffectiveSettings(meta, undefined, {}), {
+          payload,
+          context: parent.request,
+          values: {},
+          secrets: { get: () => undefined },
+          params,
+        }).settings;
+        meta = { ...meta, parameters: s.parameters };
+        for (const k of ['domain', 'inputElement', 'outputElement'] as const) if (s[k] !== undefined) meta[k] = s[k];
+        base = { inputElement: meta.inputElement ?? null, outputElement: meta.outputElement ?? null };
+      }
       const def = handlers.get(meta.handler ?? '');
       if (!def) throw new SagawayError('HANDLER_NOT_FOUND', `no handler ${meta.handler}`);
       const fn = def.actions[meta.action]?.[meta.version];

@@ -25,8 +25,9 @@ if (reason !== undefined) {
 } else {
   runStateContract(
     'postgres',
-    async (table) => {
+    async (table, options) => {
       const s = new PostgresState({
+        ...options,
         alias: table,
         url: URL,
         table,

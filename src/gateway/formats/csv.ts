@@ -1,3 +1,4 @@
+import { renderWithin, type TOO_LARGE } from './budget.js';
 import { displayText } from './escape.js';
 
 /**
@@ -20,8 +21,8 @@ export function csvCell(value: unknown): string {
   return NEEDS_QUOTES.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text;
 }
 
-/** Serialise a response's `list` as CSV; undefined when it has no list (406). */
-export function toCsv(response: unknown): string | undefined {
+/** Serialise a response's `list` as CSV; undefined when it has no list (406), TOO_LARGE past `max` bytes. */
+export function toCsv(response: unknown, max = Infinity): string | typeof TOO_LARGE | undefined {
   if (typeof response !== 'object' || response === null || Array.isArray(response)) return undefined;
   const list = (response as Record<string, unknown>)['list'];
   if (!Array.isArray(list)) return undefined;
@@ -37,15 +38,16 @@ export function toCsv(response: unknown): string | undefined {
     if (typeof entry === 'object' && entry !== null && !Array.isArray(entry)) Object.keys(entry).forEach(addColumn);
     else addColumn('value');
   }
-  const lines: string[] = [columns.map(csvCell).join(',')];
-  for (const entry of list) {
-    const isRecord = typeof entry === 'object' && entry !== null && !Array.isArray(entry);
-    const row = columns.map((c) => {
-      if (!isRecord) return c === 'value' ? csvCell(entry) : '';
-      const rec = entry as Record<string, unknown>;
-      return Object.hasOwn(rec, c) ? csvCell(rec[c]) : '';
-    });
-    lines.push(row.join(','));
-  }
-  return lines.join('\r\n') + '\r\n';
+  return renderWithin(max, (out) => {
+    out.push(columns.map(csvCell).join(',') + '\r\n');
+    for (const entry of list) {
+      const isRecord = typeof entry === 'object' && entry !== null && !Array.isArray(entry);
+      const row = columns.map((c) => {
+        if (!isRecord) return c === 'value' ? csvCell(entry) : '';
+        const rec = entry as Record<string, unknown>;
+        return Object.hasOwn(rec, c) ? csvCell(rec[c]) : '';
+      });
+      out.push(row.join(',') + '\r\n');
+    }
+  });
 }

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { csvCell, toCsv } from './csv.js';
 import { toHtml } from './html.js';
-import { formatForAccept, negotiate, render } from './index.js';
+import { formatForAccept, negotiate, render, TOO_LARGE } from './index.js';
+import { overBudget } from './budget.js';
 import { toXml, xmlName } from './xml.js';
 
 test('negotiation: extension wins, then Accept by q and our order, JSON by default, null when impossible', () => {
@@ -48,13 +49,16 @@ test('HTML: data is escaped in tables and definition lists; the saga page is sen
   const evil = '<script>alert(1)</script>"\'&';
   const table = toHtml({ list: [{ [evil]: evil }] });
   assert.equal(table.own, false);
-  assert.ok(!table.body.includes('<script>'));
-  assert.ok(table.body.includes('&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;'));
-  const dl = toHtml({ name: evil, nested: { x: evil } });
-  assert.ok(!dl.body.includes('<script>'));
-  assert.match(dl.body, /<dl><dt>name<\/dt><dd>&lt;script&gt;/);
+  const tableBody = String(table.body);
+  assert.ok(!tableBody.includes('<script>'));
+  assert.ok(tableBody.includes('&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;'));
+  const dl = String(toHtml({ name: evil, nested: { x: evil } }).body);
+  assert.ok(!dl.includes('<script>'));
+  assert.match(dl, /<dl><dt>name<\/dt><dd>&lt;script&gt;/);
   assert.deepEqual(toHtml({ html: '<h1>Mine</h1>' }), { body: '<h1>Mine</h1>', own: true });
-  assert.match(render('html', { a: 1 })!.headers!['content-security-policy']!, /default-src 'none'/);
+  const generated = render('html', { a: 1 });
+  assert.ok(generated !== TOO_LARGE && generated !== undefined);
+  assert.match(generated.headers!['content-security-policy']!, /default-src 'none'/);
 });
 
 test('XML: root element, items, sanitised names, escaped text, forbidden characters replaced', () => {
@@ -69,4 +73,20 @@ test('XML: root element, items, sanitised names, escaped text, forbidden charact
 test('text: the plain field, else not acceptable', () => {
   assert.deepEqual(render('text', { plain: 'hello' }), { contentType: 'text/plain; charset=utf-8', body: 'hello' });
   assert.equal(render('text', { other: 'x' }), undefined);
+});
+
+test('budget: every format stops at maxBytes, counted in UTF-8 bytes; a body at the budget passes', () => {
+  const list = Array.from({ length: 200 }, (_, i) => ({ n: i, text: 'x'.repeat(100) }));
+  for (const format of ['json', 'xml', 'html', 'csv'] as const) {
+    const full = render(format, { list });
+    assert.ok(full !== undefined && full !== TOO_LARGE);
+    const size = Buffer.byteLength(full.body);
+    assert.equal(render(format, { list }, size - 1), TOO_LARGE, format);
+    assert.deepEqual(render(format, { list }, size), full, format);
+  }
+  assert.equal(render('text', { plain: 'é'.repeat(10) }, 19), TOO_LARGE);
+  assert.ok(render('text', { plain: 'é'.repeat(10) }, 20) !== TOO_LARGE);
+  assert.equal(render('html', { html: '<p>' + 'a'.repeat(100) + '</p>' }, 50), TOO_LARGE);
+  assert.equal(overBudget('€', 2), true);
+  assert.equal(overBudget('€', 3), false);
 });

@@ -1,3 +1,4 @@
+import { renderWithin, type Parts, type TOO_LARGE } from './budget.js';
 import { escapeText } from './escape.js';
 
 /**
@@ -20,7 +21,7 @@ export function xmlName(key: string): string {
   return name;
 }
 
-function write(out: string[], name: string, value: unknown): void {
+function write(out: Parts, name: string, value: unknown): void {
   if (value === null || value === undefined) {
     out.push(`<${name}/>`);
   } else if (Array.isArray(value)) {
@@ -32,13 +33,14 @@ function write(out: string[], name: string, value: unknown): void {
     for (const [k, v] of Object.entries(value)) write(out, xmlName(k), v);
     out.push(`</${name}>`);
   } else {
-    out.push(`<${name}>`, escapeText(String(value)), `</${name}>`);
+    out.push(`<${name}>` + escapeText(String(value)) + `</${name}>`);
   }
 }
 
-/** Serialise a response as an XML document. */
-export function toXml(response: unknown): string {
-  const out: string[] = ['<?xml version="1.0" encoding="UTF-8"?>'];
-  write(out, 'root', response ?? {});
-  return out.join('');
+/** Serialise a response as an XML document; TOO_LARGE once it passes `max` bytes. */
+export function toXml(response: unknown, max = Infinity): string | typeof TOO_LARGE {
+  return renderWithin(max, (out) => {
+    out.push('<?xml version="1.0" encoding="UTF-8"?>');
+    write(out, 'root', response ?? {});
+  });
 }

@@ -34,20 +34,36 @@ export interface RestResponse {
 }
 
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
-/** Headers that may follow a redirect to another origin; credentials never do. */
-const CROSS_ORIGIN_SAFE: ReadonlySet<string> = new Set(['accept', 'accept-language', 'content-type', 'user-agent']);
 
 function upstream(message: string, http = 502, cause?: unknown): SagawayError {
   return new SagawayError('UPSTREAM_ERROR', message, cause === undefined ? { http } : { http, cause });
 }
 
-/** The request for the next hop of a redirect, as browsers and fetch do it. */
+/**
+ * The base a system's calls stay under: its origin and its base path without trailing slashes
+ * ("" when the base URL is the origin's root). A loop, not a regex: /\/+$/ is quadratic.
+ */
+export function systemBase(baseUrl: string): { origin: string; path: string } {
+  const base = new URL(baseUrl);
+  let end = base.pathname.length;
+  while (end > 0 && base.pathname.charCodeAt(end - 1) === 0x2f) end--;
+  return { origin: base.origin, path: base.pathname.slice(0, end) };
+}
+
+/** Whether `url` is the system's base URL or below it (same origin, under the base path). */
+export function withinBase(url: URL, base: { origin: string; path: string }): boolean {
+  if (url.origin !== base.origin) return false;
+  return base.path === '' || url.pathname === base.path || url.pathname.startsWith(`${base.path}/`);
+}
+
+/**
+ * The request for the next hop of a redirect, as browsers and fetch do it for the method and
+ * body. Every header goes along, credentials included: a hop is only followed when it stays
+ * under the system's base URL (checked by the caller), i.e. it reaches the service that the
+ * configuration's credentials are meant for, and nothing else.
+ */
 function nextHop(current: RestRequest, status: number, location: URL): RestRequest {
-  const sameOrigin = location.origin === current.url.origin;
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(current.headers)) {
-    if (sameOrigin || CROSS_ORIGIN_SAFE.has(name)) headers[name] = value;
-  }
+  const headers: Record<string, string> = { ...current.headers };
   const toGet =
     status === 303 ? current.method !== 'HEAD' : (status === 301 || status === 302) && current.method === 'POST';
   if (toGet || current.body === undefined) {
@@ -62,6 +78,7 @@ export class RestClient {
   private readonly agent: Agent;
   private readonly policy: AddressPolicy;
   private readonly maxRedirects: number;
+  private readonly base: { origin: string; path: string };
 
   constructor(
     private readonly system: HttpSystemSettings,
@@ -69,6 +86,7 @@ export class RestClient {
   ) {
     this.policy = { allowPrivate: system.allowPrivate };
     this.maxRedirects = options.maxRedirects ?? 5;
+    this.base = systemBase(system.baseUrl);
     const connect = guardedConnector({
       policy: this.policy,
       connectTimeoutMs: system.timeoutMs,
@@ -140,6 +158,10 @@ export class RestClient {
         }
         if (current.url.protocol === 'https:' && target.protocol === 'http:')
           throw upstream('upstream redirected from https to http');
+        // A redirect may not take the call (and the system's credentials) out of the system: not
+        // to another origin, and not to another path of the same host outside the base path
+        // (another application there). Refused before the hop is resolved or connected.
+        if (!withinBase(target, this.base)) throw new SsrfBlockedError('redirect-escape');
         current = nextHop(current, res.statusCode, target);
         continue;
       }

@@ -34,6 +34,7 @@ function fakeCtx(
     parameters,
     domain,
     request: { request: { method: 'GET', path: '/t', id: 'req-1', query: {} }, user: null },
+    user: null,
     idempotencyKey: 'run:step',
     signal: new AbortController().signal,
     log,

@@ -70,7 +70,10 @@ export function buildUrl(baseUrl: string, path: unknown, query: unknown): URL {
     throw invalid('parameters.path must not contain control characters, "\\", "?" or "#" (use parameters.query)');
   // an absolute URL, a scheme change or a network-path reference ("//host") would leave the system
   if (SCHEME.test(p) || p.startsWith('//')) throw new SsrfBlockedError('path-origin');
-  const basePath = base.pathname.replace(/\/+$/, '');
+  // a loop, not /\/+$/: that regex is quadratic on a long run of "/" that does not end the path
+  let end = base.pathname.length;
+  while (end > 0 && base.pathname.charCodeAt(end - 1) === 0x2f) end--;
+  const basePath = base.pathname.slice(0, end);
   const rel = p === '' || p.startsWith('/') ? p : `/${p}`;
   const url = new URL(basePath + rel, base.origin);
   // "..", "%2e%2e" and friends are resolved by the parser; the result must stay under the base path

@@ -49,7 +49,7 @@ export function isJsonType(contentType: string | string[] | undefined): boolean 
 
 function charsetOf(contentType: string | string[] | undefined): string {
   if (typeof contentType !== 'string') return 'utf-8';
-  const m = /;\s*charset\s*=\s*"?([A-Za-z0-9._-]+)"?/i.exec(contentType);
+  const m = /;\s*charset\s*=\s*"?([\w.-]+)"?/i.exec(contentType);
   return m?.[1] ?? 'utf-8';
 }
 

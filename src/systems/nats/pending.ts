@@ -22,7 +22,11 @@ export interface PendingEvent {
   resolve(reply: EventReply): void;
 }
 
-/** Capacity of the memory of answered events, used to recognise duplicate replies. */
+/**
+ * Capacity of the memory of answered events, used to recognise duplicate replies. A reply that
+ * arrives after its event ended (answered, cancelled, timed out) is dropped without being stored:
+ * late replies cannot grow anything here.
+ */
 const ANSWERED_MEMORY = 10_000;
 
 /**
@@ -42,11 +46,22 @@ export class PendingReplies {
     this.byId.set(p.eventId, p);
   }
 
-  /** Remember where one target's copy of an event sits in the events stream. */
+  /**
+   * Remember where one target's copy of an event sits in the events stream. The store's ack may
+   * come after the event ended (answered, or cancelled by its saga): then nothing is kept, or
+   * the entry would stay in `bySeq` for ever (only an advisory for it would ever remove it).
+   */
   published(system: string, seq: number, eventId: string, target: string): void {
+    const p = this.byId.get(eventId);
+    if (!p) return;
     const key = `${system}:${seq}`;
     this.bySeq.set(key, { eventId, target });
-    this.byId.get(eventId)?.seqKeys.push(key);
+    p.seqKeys.push(key);
+  }
+
+  /** How much is held: events awaited, sequence entries, answered ids remembered (tests, metrics). */
+  sizes(): { pending: number; sequences: number; answered: number } {
+    return { pending: this.byId.size, sequences: this.bySeq.size, answered: this.answered.size };
   }
 
   /** Deliver a reply; duplicates and late replies are logged and dropped. */

@@ -80,6 +80,7 @@ export function isEventWire(m: Record<string, unknown>): m is Record<string, unk
     isObject(m['meta']) &&
     isObject(m['payload']) &&
     isObject(m['context']) &&
+    (m['params'] === undefined || isObject(m['params'])) &&
     isObject(m['reply']) &&
     str(m['reply']['system']) &&
     str(m['reply']['subject'])

@@ -1,0 +1,105 @@
+/** The help texts of the `sagaway` command: one overview, and one page per command. */
+
+export const USAGE = `sagaway — API gateway and saga engine
+
+Usage: sagaway COMMAND [options]      (sagaway COMMAND --help for one command)
+
+  sagaway init     [DIR]                a new project: config, handler, sagas, a test
+  sagaway start    [--config FILE] [--port N] [--host H]
+                                        gateway and every runner in one process
+  sagaway gateway  --config FILE [--port N] [--host H]
+                                        the gateway alone; reaches runners over NATS
+  sagaway runner   --config FILE --runner NAME [--deployment ID] [--port N] [--host H]
+                                        one replica of a runner deployment
+  sagaway validate [--config FILE]      check the file and every saga
+  sagaway run      [--config FILE] [-X M] [-d JSON] [--user SUB --roles a,b] PATH
+                                        run one saga in process, print its outcome
+  sagaway routes   [--config FILE]      the API -> runner -> saga table, with auth and methods
+  sagaway token    [--config FILE] --sub SUB [--roles a,b] [--ttl 1h]
+                                        a development JWT signed with gateway.auth.jwt.secret
+
+  --version                             print the version
+  --help, -h                            this text
+
+--config defaults to ./sagaway.yaml (start: else the bundled todo example).
+Exit codes: 0 success (run: SUCCESS or ACK), 1 failure (validate: errors; run: FAIL or TIMEOUT),
+2 configuration or usage error.`;
+
+const CONFIG = `  --config, -c FILE   the configuration (default ./sagaway.yaml)`;
+const HOST = `  --host H            address to listen on (default gateway.host, else 127.0.0.1;
+                      0.0.0.0 serves every interface, as a container needs)`;
+
+/** One help page per command. */
+export const COMMAND_HELP: Readonly<Record<string, string>> = {
+  init: `Usage: sagaway init [DIR] [--sagaway SPEC]
+
+Create a project in DIR (default: the current folder, which must not hold a sagaway.yaml or
+package.json yet): package.json, sagaway.yaml with public APIs, a handler module, sagas for the
+one-shot and the stream form, a test, README.md and .gitignore. Then:
+  cd DIR && npm install && npm start      # http://127.0.0.1:8080
+  npm test
+
+  --sagaway SPEC      how package.json depends on sagaway: a folder or a .tgz made by
+                      \`npm pack\` (written as file:ABSOLUTE-PATH), or an npm version range.
+                      Default: this sagaway's own folder.`,
+  start: `Usage: sagaway start [--config FILE] [--port N] [--host H]
+
+The gateway and every runner of the file in one process (embedded mode).
+${CONFIG.replace('(default ./sagaway.yaml)', '(default ./sagaway.yaml, else the bundled todo example)')}
+  --port, -p N        port (default PORT, else gateway.port, else 8080; 0 = any free port)
+${HOST}
+
+Warnings (an API nobody can call, a saga no API maps) are logged at start.
+Stops cleanly on SIGINT/SIGTERM.`,
+  gateway: `Usage: sagaway gateway --config FILE [--port N] [--host H]
+
+The gateway alone; saga requests reach the runners over the file's nats system.
+${CONFIG}
+  --port, -p N        port (default PORT, else gateway.port, else 8080)
+${HOST}`,
+  runner: `Usage: sagaway runner --config FILE --runner NAME [--deployment ID] [--port N] [--host H]
+
+One replica of one deployment of runner NAME, reached over the file's nats system.
+${CONFIG}
+  --runner NAME       the runner to run (required)
+  --deployment ID     replaces runners.NAME.deployment
+  --port, -p N        port of /healthz, /readyz, /metrics (default: a free port, logged)
+${HOST}`,
+  validate: `Usage: sagaway validate [--config FILE]
+
+Check the file, every saga and every handler version. Errors and warnings are printed one per
+line as FILE:LINE:COL PATH: message. Exit 1 with errors, 0 otherwise (warnings included).
+${CONFIG}`,
+  run: `Usage: sagaway run [--config FILE] [-X METHOD] [-d JSON] [--user SUB [--roles a,b]] PATH
+
+Run the saga that serves PATH in process, without the gateway, and print one JSON object:
+{"outcome","http","response","error"}. Logs go to stderr. \`sagaway run FILE PATH\` is short for
+--config FILE. The runner is the one gateway.apis maps PATH to, else the runner whose sagas
+serve it (run finds sagas that no API maps; the gateway does not: see \`sagaway routes\`).
+${CONFIG}
+  --method, -X M      the HTTP method (default GET)
+  -d, --data JSON     the body of POST, PUT, PATCH: a JSON object. PATH may hold a query
+                      string, the input of GET, DELETE, HEAD: /todos?limit=5
+  --user SUB          run as this authenticated user (@.user.sub, $user.sub); default anonymous
+  --roles a,b         that user's roles (@.user.roles); needs --user
+
+Exit 0 for SUCCESS and ACK, 1 for FAIL and TIMEOUT, 2 for a configuration or usage error.`,
+  routes: `Usage: sagaway routes [--config FILE]
+
+Print what the gateway serves: each API entry (path prefix, methods, auth) with its runner and
+the sagas it reaches, then the sagas that no API maps (sagaway run finds them, the gateway
+answers 404). Warnings are printed too.
+${CONFIG}`,
+  token: `Usage: sagaway token [--config FILE] --sub SUB [--roles a,b] [--ttl 1h]
+
+Print a development JWT that the configured gateway accepts: signed with
+gateway.auth.jwt.secret (HS256/384/512, the first of jwt.algorithms), with its issuer and
+audience, the roles at jwt.rolesClaim. Refused when the file has no HS secret (tokens for
+public-key setups come from your identity provider).
+${CONFIG}
+  --sub SUB           the subject (required)
+  --roles a,b         roles (default none)
+  --ttl DURATION      lifetime, e.g. 15m, 1h, 24h (default 1h)
+
+Use it:  curl -H "authorization: Bearer $(npx sagaway token --sub alice --roles user)" ...`,
+};
