@@ -1,3 +1,4 @@
+import type { Cancellable } from './cancel.js';
 import type { ErrorInfo } from './errors.js';
 
 /** The JSON document a saga works on (DESIGN §4.1). */
@@ -52,6 +53,8 @@ export interface SagaRequest {
   deadline?: number;
   /** aborted when the caller no longer wants the result (client gone, stream closed) */
   signal?: AbortSignal;
+  /** the same, in process and without an AbortController until one is needed (core/cancel.ts); wins over `signal` */
+  cancel?: Cancellable;
 }
 
 export type EventStatus = 'SUCCESS' | 'FAIL' | 'ACK' | 'TIMEOUT';

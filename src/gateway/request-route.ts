@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Cancel } from '../core/cancel.js';
 import { callerKey } from '../core/caller.js';
 import { toErrorInfo } from '../core/errors.js';
 import type { SagaRequest, SagaResult } from '../core/types.js';
@@ -24,15 +25,14 @@ export function requestHandler(ctx: GatewayContext) {
     const query = request.query as Record<string, unknown>;
     const input = usesBody(request.method) ? bodyInput(request.body) : query;
 
-    // The abort signal is made on first use: creating an AbortSignal costs microseconds on
-    // Node 20, and a run that never looks at it should not pay for it.
-    let abort: AbortController | undefined;
+    // Cancelled when the client goes away; an AbortSignal is made only if something asks for it.
+    const cancel = new Cancel();
     let gone = false;
     const res = reply.raw;
     res.once('close', () => {
       if (res.writableFinished) return;
       gone = true;
-      abort?.abort();
+      cancel.abort();
     });
     const req: SagaRequest = {
       method: request.method,
@@ -45,12 +45,10 @@ export function requestHandler(ctx: GatewayContext) {
       caller: callerKey(admitted.principal, request.ip),
       correlationId: correlationIdOf(request.headers),
       deadline: Date.now() + ctx.settings.limits.timeoutMs,
+      cancel,
+      // for a SagaService that is not a runner of this process (they read the signal)
       get signal(): AbortSignal {
-        if (abort === undefined) {
-          abort = new AbortController();
-          if (gone) abort.abort();
-        }
-        return abort.signal;
+        return cancel.signal;
       },
     };
     let result: SagaResult;

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { StreamSettings } from '../config/settings.js';
+import { Cancel } from '../core/cancel.js';
 import { ERROR_CODES, isKnownCode, toErrorInfo } from '../core/errors.js';
 import { isObject } from '../core/path.js';
 import type { Principal, SagaRequest, SagaResult } from '../core/types.js';
@@ -69,7 +70,7 @@ export interface StreamSpec {
 /** A running stream. */
 export class StreamLoop {
   private closed = false;
-  private poll?: AbortController;
+  private poll?: Cancel;
   private heartbeat: NodeJS.Timeout;
   private timer?: NodeJS.Timeout;
   private wake?: () => void;
@@ -174,7 +175,7 @@ export class StreamLoop {
   private async runSaga(previous: unknown): Promise<SagaResult> {
     const { service, registry, metrics, timeoutMs } = this.shared;
     const spec = this.spec;
-    const poll = new AbortController();
+    const poll = new Cancel();
     this.poll = poll;
     const input = previous === undefined ? spec.input : { ...spec.input, previous };
     const req: SagaRequest = {
@@ -186,7 +187,10 @@ export class StreamLoop {
       user: spec.principal,
       caller: spec.client,
       deadline: Date.now() + timeoutMs,
-      signal: poll.signal,
+      cancel: poll,
+      get signal(): AbortSignal {
+        return poll.signal;
+      },
     };
     metrics.polls.inc();
     registry.runs++;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { Cancel } from '../core/cancel.js';
 import { silentLogger } from '../core/logger.js';
 import type { EventMessage } from '../systems/system.js';
 import { executeEvent, type ExecutorDeps } from './execute.js';
@@ -34,7 +35,7 @@ function event(meta: EventMessage['meta']): EventMessage {
   };
 }
 
-const signal = new AbortController().signal;
+const signal = new Cancel();
 
 test('strict versions at run time: no fallback to another version', async () => {
   const r1 = await executeEvent(deps(), event({ handler: 'inv', action: 'Reserve', version: 1 }), undefined, signal);

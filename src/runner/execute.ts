@@ -1,4 +1,5 @@
 import type { RunnerSettings, StreamBindingSettings } from '../config/settings.js';
+import { Cancel, type Cancellable } from '../core/cancel.js';
 import { SagawayError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { parsePathCached, readPath } from '../core/path.js';
@@ -32,7 +33,7 @@ export async function executeEvent(
   deps: ExecutorDeps,
   event: EventMessage,
   binding: StreamBindingSettings | undefined,
-  signal: AbortSignal,
+  cancel: Cancellable,
 ): Promise<EventReply> {
   let settings: EffectiveSettings | undefined;
   let secretsUsed: string[] = [];
@@ -59,14 +60,14 @@ export async function executeEvent(
     const fn = deps.registry.resolve(settings.handler, settings.action, settings.version);
     if (settings.outputElement !== undefined) parseOutputSpec(settings.outputElement);
     const input = readInput(event, settings.inputElement);
-    const ctx = new Context(deps, event, settings, signal, secretsUsed);
+    const ctx = new Context(deps, event, settings, cancel, secretsUsed);
     let result = fn(input, ctx);
-    if (isThenable(result)) result = await abortable(result, signal);
+    if (isThenable(result)) result = await abortable(result, cancel);
     const acked = isAck(result);
     const output = asMessage(acked ? (result as AckResult).output : result);
     return reply(acked ? 'ACK' : 'SUCCESS', settings, { output: scrubValue(output, secretsUsed) });
   } catch (err) {
-    const info = scrubError(errorOf(err, signal), secretsUsed);
+    const info = scrubError(errorOf(err, cancel), secretsUsed);
     if (!(err instanceof SagawayError)) {
       deps.log.warn(
         {
@@ -103,8 +104,8 @@ function readInput(event: EventMessage, inputElement: string | undefined): unkno
   return value;
 }
 
-function errorOf(err: unknown, signal: AbortSignal): ErrorInfo {
-  if (err === ABORTED || (signal.aborted && !(err instanceof SagawayError))) {
+function errorOf(err: unknown, cancel: Cancellable): ErrorInfo {
+  if (err === ABORTED || (cancel.aborted && !(err instanceof SagawayError))) {
     return { code: 'EVENT_TIMEOUT', message: 'the event was cancelled before the action finished', http: 504 };
   }
   return toErrorInfo(err, 'ACTION_FAILED');
@@ -136,23 +137,27 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
 
 const ABORTED = Symbol('aborted');
 
-/** Await `p`, but give up as soon as `signal` aborts (the action keeps its signal to stop itself). */
-export function abortable<T>(p: PromiseLike<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(ABORTED);
+/** Await `p`, but give up as soon as `cancel` aborts (the action keeps its signal to stop itself). */
+export function abortable<T>(p: PromiseLike<T>, cancel: Cancellable): Promise<T> {
+  if (cancel.aborted) return Promise.reject(ABORTED);
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(ABORTED);
-    signal.addEventListener('abort', onAbort, { once: true });
+    const unlink = cancel.onAbort(() => reject(ABORTED));
     p.then(
       (v) => {
-        signal.removeEventListener('abort', onAbort);
+        unlink();
         resolve(v);
       },
       (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        unlink();
         reject(e);
       },
     );
   });
+}
+
+/** The cancellation behind an action's context (a nested event or saga follows it). */
+export function cancelOf(ctx: ActionContext): Cancellable {
+  return ctx instanceof Context ? ctx.cancel : Cancel.fromSignal(ctx.signal);
 }
 
 /** The `ctx` an action receives. A class so that a call allocates one object, not a dozen closures. */
@@ -162,9 +167,13 @@ class Context implements ActionContext {
     private readonly deps: ExecutorDeps,
     private readonly event: EventMessage,
     private readonly settings: EffectiveSettings,
-    readonly signal: AbortSignal,
+    readonly cancel: Cancellable,
     private readonly secretsUsed: string[],
   ) {}
+  /** made on first use: most actions never look at it (core/cancel.ts) */
+  get signal(): AbortSignal {
+    return this.cancel.signal;
+  }
   get parameters(): Record<string, unknown> {
     return this.settings.parameters;
   }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { RunnerSettings, Settings, StateSettings } from '../config/settings.js';
+import type { Cancellable } from '../core/cancel.js';
 import { SagawayError, toErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { SagaRequest, SagaResult } from '../core/types.js';
@@ -194,7 +195,7 @@ export class Host implements SagaService {
         secrets,
         log,
         state: this.state,
-        route: (event, signal) => this.route(event, signal),
+        route: (event, cancel) => this.route(event, cancel),
         ...(settings.journal !== undefined
           ? {
               journal: new Journal(
@@ -223,13 +224,13 @@ export class Host implements SagaService {
   }
 
   /** Events on streams other than `local`: through the stream's system. */
-  private async route(event: EventMessage, signal: AbortSignal): Promise<EventReply> {
+  private async route(event: EventMessage, cancel: Cancellable): Promise<EventReply> {
     const settings = this.options.settings;
     const systemName = event.meta.system ?? settings.defaultSystem ?? 'local';
     const system = settings.systems[systemName];
-    if (system?.type === 'local') return this.local.dispatch(event, { signal });
+    if (system?.type === 'local') return this.local.dispatch(event, cancel);
     const nats = system?.type === 'nats' ? this.hub?.systems.get(systemName) : undefined;
-    if (nats) return nats.dispatch(event, { signal });
+    if (nats) return nats.dispatch(event, cancel);
     const error = toErrorInfo(
       new SagawayError('RUNNER_UNAVAILABLE', `system "${systemName}" is not connected in this process`),
     );

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RawEventMeta } from '../config/schema.js';
 import type { ApiSettings, RunnerSettings, Settings, StreamBindingSettings } from '../config/settings.js';
+import { Cancel, type Cancellable } from '../core/cancel.js';
 import { callerKey } from '../core/caller.js';
 import { SagawayError, toErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
@@ -10,7 +11,7 @@ import { runSaga } from '../saga/engine.js';
 import type { CompiledSaga } from '../saga/graph.js';
 import type { State } from '../states/state.js';
 import type { EventMessage, EventReply } from '../systems/system.js';
-import { executeEvent, type ExecutorDeps } from './execute.js';
+import { cancelOf, executeEvent, type ExecutorDeps } from './execute.js';
 import type { Journal, JournalData, JournalEntry } from './journal.js';
 import type { ActionContext, HandlerEnv } from './handler-api.js';
 import type { HandlerRegistry } from './registry.js';
@@ -26,7 +27,7 @@ export interface RunnerDeps {
   log: Logger;
   state(alias: string): State;
   /** deliver an event on a stream other than `local` (the host picks the system); never rejects */
-  route(event: EventMessage, signal: AbortSignal): Promise<EventReply>;
+  route(event: EventMessage, cancel: Cancellable): Promise<EventReply>;
   /** the saga journal, when `runners.R.journal` names one */
   journal?: Journal;
 }
@@ -43,7 +44,7 @@ export class Runner {
   /** The gateway's API entries that map to this runner, longest prefix first (StartSaga checks them). */
   private readonly apis: readonly ApiSettings[];
   private readonly executor: ExecutorDeps;
-  private readonly dispatchBound: (event: EventMessage, signal: AbortSignal) => Promise<EventReply>;
+  private readonly dispatchBound: (event: EventMessage, cancel: Cancellable) => Promise<EventReply>;
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -64,7 +65,7 @@ export class Runner {
       log: deps.log,
       state: deps.state,
     };
-    this.dispatchBound = (event, signal) => this.dispatch(event, signal);
+    this.dispatchBound = (event, cancel) => this.dispatch(event, cancel);
   }
 
   /** Whether this runner journals its runs. */
@@ -94,7 +95,7 @@ export class Runner {
       user: req.user,
     };
     if (this.deps.journal) return this.startJournaled(this.deps.journal, saga, input, context, req);
-    return this.start(saga, input, context, req.deadline, req.signal);
+    return this.start(saga, input, context, req.deadline, req.cancel ?? (req.signal && Cancel.fromSignal(req.signal)));
   }
 
   /**
@@ -189,7 +190,7 @@ export class Runner {
     input: Record<string, unknown>,
     context: RequestContext,
     deadline?: number,
-    signal?: AbortSignal,
+    cancel?: Cancellable,
   ): Promise<SagaResult> {
     const own = Date.now() + saga.timeoutMs;
     return runSaga(
@@ -199,20 +200,20 @@ export class Runner {
         input,
         context,
         deadline: deadline === undefined ? own : Math.min(deadline, own),
-        ...(signal ? { signal } : {}),
+        ...(cancel ? { cancel } : {}),
       },
     );
   }
 
   /** Execute an event that reached this runner (its own `local` events, or a stream it consumes). */
-  execute(event: EventMessage, binding: StreamBindingSettings | undefined, signal: AbortSignal): Promise<EventReply> {
-    return executeEvent(this.executor, event, binding, signal);
+  execute(event: EventMessage, binding: StreamBindingSettings | undefined, cancel: Cancellable): Promise<EventReply> {
+    return executeEvent(this.executor, event, binding, cancel);
   }
 
   /** Orchestrator side: where an event step's event goes. */
-  private dispatch(event: EventMessage, signal: AbortSignal): Promise<EventReply> {
-    if (event.stream === 'local') return this.execute(event, undefined, signal);
-    return this.deps.route(event, signal);
+  private dispatch(event: EventMessage, cancel: Cancellable): Promise<EventReply> {
+    if (event.stream === 'local') return this.execute(event, undefined, cancel);
+    return this.deps.route(event, cancel);
   }
 
   /** The environment built-in handlers of this runner get. */
@@ -235,7 +236,7 @@ export class Runner {
           ...(params !== undefined ? { params } : {}),
           deadline: Date.now() + 60_000,
         };
-        return this.dispatch(event, parent.signal);
+        return this.dispatch(event, cancelOf(parent));
       },
       // A nested saga is entered with the caller's identity: its roles are checked exactly as
       // the gateway's request would check them (a path may come from the request), and a path
@@ -252,7 +253,7 @@ export class Runner {
           const denied = protect(this.apis, target.path ?? saga.path, caller.user) ?? authorize(saga, caller.user);
           if (denied) return denied;
           const full = m?.kind === 'found' ? { ...input, ...m.params } : input;
-          return this.start(saga, full, { ...caller }, undefined, parent.signal);
+          return this.start(saga, full, { ...caller }, undefined, cancelOf(parent));
         }
         // The target may come from the request: logged for the saga's author, never echoed to the caller.
         this.deps.log.debug({ saga: target.saga, path: target.path }, 'saga.StartSaga: no such saga');

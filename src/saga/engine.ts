@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Cancel, type Cancellable } from '../core/cancel.js';
 import { httpFor, SagawayError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { isObject } from '../core/path.js';
@@ -13,9 +14,9 @@ import { responseOf, writeEventOutput, writeOutput } from './payload.js';
 export interface EngineDeps {
   /**
    * Send an event where its `stream` says and resolve with the reply. Never rejects, and resolves
-   * promptly once `signal` aborts (the saga ended or the step timed out).
+   * promptly once `cancel` aborts (the saga ended or the step timed out).
    */
-  dispatch(event: EventMessage, signal: AbortSignal): Promise<EventReply>;
+  dispatch(event: EventMessage, cancel: Cancellable): Promise<EventReply>;
   log: Logger;
   /** steps one run may take (guards loops) */
   maxSteps: number;
@@ -30,8 +31,8 @@ export interface SagaRun {
   /** epoch ms by which the saga must end */
   deadline: number;
   runId?: string;
-  /** aborted when the caller gone: the run stops at the next step */
-  signal?: AbortSignal;
+  /** aborted when the caller is gone: the run stops at the next step */
+  cancel?: Cancellable;
   /**
    * Called after every completed event step with the step that comes next and the payload (a
    * journal of the run's progress), except when the next step ends the saga. A rejection ends the run with its error. Only event steps
@@ -47,30 +48,28 @@ const CALLER_GONE = Symbol('caller gone');
 
 /**
  * Run a saga to its end (DESIGN §4). Never throws: every end is a SagaResult. The whole run is
- * bounded by `deadline` (TIMEOUT, 504) and by `maxSteps`; when the caller's signal aborts, the
- * in-flight event is cancelled through its signal and nothing further runs.
+ * bounded by `deadline` (TIMEOUT, 504) and by `maxSteps`; when the caller cancels, the
+ * in-flight event is cancelled through its cancellation and nothing further runs.
  */
 export async function runSaga(deps: EngineDeps, run: SagaRun): Promise<SagaResult> {
   const runId = run.runId ?? randomUUID();
-  const controller = new AbortController();
+  const cancel = new Cancel();
   const remaining = run.deadline - Date.now();
-  const timer = setTimeout(() => controller.abort(TIMED_OUT), Math.max(0, remaining));
-  const onCallerAbort = () => controller.abort(CALLER_GONE);
-  run.signal?.addEventListener('abort', onCallerAbort, { once: true });
-  if (run.signal?.aborted) controller.abort(CALLER_GONE);
+  const timer = setTimeout(() => cancel.abort(TIMED_OUT), Math.max(0, remaining));
+  const unlink = run.cancel?.onAbort(() => cancel.abort(CALLER_GONE));
   try {
-    return await loop(deps, run, runId, controller.signal);
+    return await loop(deps, run, runId, cancel);
   } catch (err) {
-    if (controller.signal.aborted) return abortedResult(run.saga, runId, controller.signal.reason);
+    if (cancel.aborted) return abortedResult(run.saga, runId, cancel.reason);
     deps.log.error({ err, saga: run.saga.id, runId }, 'saga engine error');
     return failed(run.saga, runId, toErrorInfo(err));
   } finally {
     clearTimeout(timer);
-    run.signal?.removeEventListener('abort', onCallerAbort);
+    unlink?.();
   }
 }
 
-async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: AbortSignal): Promise<SagaResult> {
+async function loop(deps: EngineDeps, run: SagaRun, runId: string, cancel: Cancellable): Promise<SagaResult> {
   const { saga } = run;
   const ctx = run.context;
   let payload: Payload = run.resume ? run.resume.payload : { parameters: run.input };
@@ -79,7 +78,7 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: Abort
   // second visit's write would be taken for a redelivery of the first and skipped.
   let visits: Map<string, number> | undefined;
   for (let count = 1; ; count++) {
-    if (signal.aborted) return abortedResult(saga, runId, signal.reason);
+    if (cancel.aborted) return abortedResult(saga, runId, cancel.reason);
     if (count > deps.maxSteps) {
       return failed(saga, runId, {
         code: 'STEP_LIMIT_EXCEEDED',
@@ -107,7 +106,7 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: Abort
         try {
           value = conditionValue(await step.expression!.evaluate(payload, ctx));
         } catch (e) {
-          if (signal.aborted) throw e;
+          if (cancel.aborted) throw e;
           value = 'FAIL';
           error = expressionError('EXPRESSION_FAILED', step, e);
         }
@@ -118,7 +117,7 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: Abort
           payload = step.output ? writeOutput(payload, result, step.output, []) : replaceWith(result);
           value = 'SUCCESS';
         } catch (e) {
-          if (signal.aborted) throw e;
+          if (cancel.aborted) throw e;
           value = 'FAIL';
           // Our own errors (OUTPUT_NOT_OBJECT, path conflicts) keep their code; JSONata's become TRANSFORM_FAILED.
           error =
@@ -130,9 +129,9 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, signal: Abort
         const visit = visits?.get(step.id) ?? 0;
         (visits ??= new Map()).set(step.id, visit + 1);
         const key = visit === 0 ? `${runId}:${step.id}` : `${runId}:${step.id}#${visit + 1}`;
-        const reply = await sendEvent(deps, run, runId, step, payload, signal, key);
+        const reply = await sendEvent(deps, run, runId, step, payload, cancel, key);
         // An event cancelled by the saga's own end is not the step's failure.
-        if (signal.aborted) return abortedResult(saga, runId, signal.reason);
+        if (cancel.aborted) return abortedResult(saga, runId, cancel.reason);
         ctx.status = reply.status;
         value = reply.status;
         if (reply.status === 'SUCCESS' || reply.status === 'ACK') {
@@ -221,7 +220,7 @@ async function sendEvent(
   runId: string,
   step: CompiledStep,
   payload: Payload,
-  signal: AbortSignal,
+  cancel: Cancellable,
   idempotencyKey: string,
 ): Promise<EventReply> {
   const meta = step.eventMeta!;
@@ -238,15 +237,14 @@ async function sendEvent(
     context: run.context,
     deadline,
   };
-  if (ownTimeout === undefined) return deps.dispatch(event, signal);
+  if (ownTimeout === undefined) return deps.dispatch(event, cancel);
   // A step timeout shorter than the saga's: cancel just this event and report TIMEOUT.
-  const eventController = new AbortController();
-  const forward = () => eventController.abort(signal.reason);
-  signal.addEventListener('abort', forward, { once: true });
-  const timer = setTimeout(() => eventController.abort(EVENT_TIMED_OUT), Math.max(0, deadline - Date.now()));
+  const eventCancel = new Cancel();
+  const unlink = cancel.onAbort(() => eventCancel.abort(cancel.reason));
+  const timer = setTimeout(() => eventCancel.abort(EVENT_TIMED_OUT), Math.max(0, deadline - Date.now()));
   try {
-    const reply = await deps.dispatch(event, eventController.signal);
-    if (eventController.signal.reason !== EVENT_TIMED_OUT || signal.aborted) return reply;
+    const reply = await deps.dispatch(event, eventCancel);
+    if (eventCancel.reason !== EVENT_TIMED_OUT || cancel.aborted) return reply;
     return {
       status: 'TIMEOUT' as EventStatus,
       error: { code: 'EVENT_TIMEOUT', message: `no reply within ${ownTimeout} ms`, http: 504 },
@@ -255,7 +253,7 @@ async function sendEvent(
     };
   } finally {
     clearTimeout(timer);
-    signal.removeEventListener('abort', forward);
+    unlink();
   }
 }
 

@@ -1,4 +1,5 @@
 import type { StreamBindingSettings } from '../config/settings.js';
+import type { Cancellable } from '../core/cancel.js';
 import { SagawayError, toErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { SagaRequest, SagaResult } from '../core/types.js';
@@ -10,7 +11,7 @@ export interface LocalEndpoint {
   readonly deployment: string;
   readonly streams: Readonly<Record<string, StreamBindingSettings>>;
   run(req: SagaRequest): Promise<SagaResult>;
-  execute(event: EventMessage, binding: StreamBindingSettings | undefined, signal: AbortSignal): Promise<EventReply>;
+  execute(event: EventMessage, binding: StreamBindingSettings | undefined, cancel: Cancellable): Promise<EventReply>;
 }
 
 /**
@@ -42,7 +43,7 @@ export class LocalSystem implements System {
     return endpoint.run(req);
   }
 
-  async dispatch(event: EventMessage, options: { signal: AbortSignal }): Promise<EventReply> {
+  async dispatch(event: EventMessage, cancel: Cancellable): Promise<EventReply> {
     const allowed = event.meta.deployments;
     const targets = [...this.endpoints.values()].filter(
       (e) => Object.hasOwn(e.streams, event.stream) && (!allowed || allowed.includes(e.deployment)),
@@ -56,7 +57,7 @@ export class LocalSystem implements System {
       };
     }
     const runs = targets.map((t) =>
-      t.execute(event, t.streams[event.stream], options.signal).then((r) => ({ ...r, deployment: t.deployment })),
+      t.execute(event, t.streams[event.stream], cancel).then((r) => ({ ...r, deployment: t.deployment })),
     );
     const first = await Promise.race(runs);
     if (runs.length > 1) {

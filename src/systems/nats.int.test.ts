@@ -1,3 +1,4 @@
+import { Cancel } from '../core/cancel.js';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { connect as tcp } from 'node:net';
@@ -218,7 +219,7 @@ describe('nats system in process', { skip: up ? false : skipOrFail(`NATS not rea
         context: { request: { method: 'GET', path: '/', id: 'x', query: {} }, user: null },
         deadline: Date.now() + 10_000,
       },
-      { signal: new AbortController().signal },
+      new Cancel(),
     );
     await messages.close();
     await hub.close();

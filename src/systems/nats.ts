@@ -1,13 +1,14 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { NatsSystemSettings } from '../config/settings.js';
+import type { Cancellable } from '../core/cancel.js';
 import { SagawayError, toErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { SagaRequest, SagaResult } from '../core/types.js';
 import { ADVERTISE_INTERVAL_MS, Directory } from './nats/directory.js';
 import { Names } from './nats/names.js';
 import type { PendingEvent, PendingReplies } from './nats/pending.js';
-import { decode, encode, failResult, isReplyWire, WIRE_VERSION, type EventWire, type ReplyRoute } from './nats/wire.js';
+import { decode, encode, failResult, isReplyWire, runWire, WIRE_VERSION, type EventWire, type ReplyRoute } from './nats/wire.js';
 import type { EventMessage, EventReply, System } from './system.js';
 
 /** How long past a saga's deadline the gateway waits for a runner's answer (the runner answers TIMEOUT itself). */
@@ -241,8 +242,7 @@ export class NatsSystem implements System {
     const deadline = req.deadline ?? Date.now() + 30_000;
     let data: Uint8Array;
     try {
-      const { signal: _signal, ...rest } = req;
-      data = encode({ ...rest, deadline, v: WIRE_VERSION }, this.maxPayload, 'request');
+      data = encode(runWire(req, deadline), this.maxPayload, 'request');
     } catch (err) {
       return failResult(toErrorInfo(err));
     }
@@ -293,9 +293,9 @@ export class NatsSystem implements System {
   /**
    * Orchestrator -> executing runners (DESIGN §6.1): publish the event to every live
    * (runner, deployment) consuming its stream (or those of `deployments`), and resolve with the
-   * first reply. Never rejects; resolves at once when the signal aborts.
+   * first reply. Never rejects; resolves at once when `cancel` aborts.
    */
-  async dispatch(event: EventMessage, options: { signal: AbortSignal }): Promise<EventReply> {
+  async dispatch(event: EventMessage, cancel: Cancellable): Promise<EventReply> {
     const js = this.js;
     if (!js || !this.connected)
       return failReply('RUNNER_UNAVAILABLE', `the broker of system "${this.name}" is not reachable`);
@@ -343,12 +343,12 @@ export class NatsSystem implements System {
         outputElement: null,
       });
     };
-    if (options.signal.aborted) {
+    if (cancel.aborted) {
       // cancelled before it was sent: nothing to publish, nothing will answer
       onAbort();
       return await done;
     }
-    options.signal.addEventListener('abort', onAbort, { once: true });
+    const unlink = cancel.onAbort(onAbort);
     try {
       const sent = await this.publishAll(pending);
       if (sent === 0) {
@@ -367,7 +367,7 @@ export class NatsSystem implements System {
       }
       return await done;
     } finally {
-      options.signal.removeEventListener('abort', onAbort);
+      unlink();
     }
   }
 

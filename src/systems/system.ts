@@ -1,3 +1,4 @@
+import type { Cancellable } from '../core/cancel.js';
 import type { ErrorInfo } from '../core/errors.js';
 import type { EventStatus, Payload, RequestContext, SagaRequest, SagaResult } from '../core/types.js';
 import type { RawEventMeta } from '../config/schema.js';
@@ -54,8 +55,8 @@ export interface SagaService {
 export interface System extends SagaService {
   readonly name: string;
   readonly type: 'local' | 'nats';
-  /** deliver an event to the runner(s) consuming `event.stream` and resolve with the reply */
-  dispatch(event: EventMessage, options: { signal: AbortSignal }): Promise<EventReply>;
+  /** deliver an event to the runner(s) consuming `event.stream` and resolve with the reply; never rejects, resolves at once when `cancel` aborts */
+  dispatch(event: EventMessage, cancel: Cancellable): Promise<EventReply>;
   /** whether the transport is connected (readiness) */
   ready(): Promise<boolean>;
   close(): Promise<void>;

@@ -1,6 +1,7 @@
 import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import type { Msg, Subscription } from '@nats-io/transport-node';
 import type { StreamBindingSettings } from '../../config/settings.js';
+import { Cancel, type Cancellable } from '../../core/cancel.js';
 import { toErrorInfo } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
@@ -15,7 +16,7 @@ export interface NatsEndpoint {
   readonly deployment: string;
   readonly streams: Readonly<Record<string, StreamBindingSettings>>;
   run(req: SagaRequest): Promise<SagaResult>;
-  execute(event: EventMessage, binding: StreamBindingSettings | undefined, signal: AbortSignal): Promise<EventReply>;
+  execute(event: EventMessage, binding: StreamBindingSettings | undefined, cancel: Cancellable): Promise<EventReply>;
   /** handler -> action -> versions, and structural action aliases */
   describe(): { handlers: Record<string, Record<string, number[]>>; actions: string[] };
 }
@@ -204,12 +205,12 @@ export class NatsServer {
       m.ack();
       return;
     }
-    const controller = new AbortController();
-    const deadlineTimer = setTimeout(() => controller.abort(), left);
+    const cancel = new Cancel();
+    const deadlineTimer = setTimeout(() => cancel.abort(), left);
     const keepAlive = setInterval(() => m.working(), Math.max(100, Math.floor(this.system.settings.ackWaitMs / 3)));
     try {
       const t0 = performance.now();
-      const reply = await endpoint.execute(event, binding, controller.signal);
+      const reply = await endpoint.execute(event, binding, cancel);
       this.observer.event?.(binding.name, reply.status, (performance.now() - t0) / 1000, m.info.deliveryCount > 1);
       const system = event.reply.system === this.system.name ? this.system : this.peer(event.reply.system);
       if (!system) {

@@ -37,8 +37,25 @@ export interface ReplyWire {
   reply: EventReply;
 }
 
-/** A saga request on the wire (the signal stays behind). */
-export type RunWire = Omit<SagaRequest, 'signal'> & { v: number };
+/** A saga request on the wire (the signal and the cancellation stay behind). */
+export type RunWire = Omit<SagaRequest, 'signal' | 'cancel'> & { v: number };
+
+/** The wire form of a request: its data fields only, by name (a getter or an in-process handle never travels). */
+export function runWire(req: SagaRequest, deadline: number): RunWire {
+  const wire: RunWire = {
+    v: WIRE_VERSION,
+    method: req.method,
+    path: req.path,
+    input: req.input,
+    query: req.query,
+    requestId: req.requestId,
+    user: req.user,
+    deadline,
+  };
+  if (req.caller !== undefined) wire.caller = req.caller;
+  if (req.correlationId !== undefined) wire.correlationId = req.correlationId;
+  return wire;
+}
 
 /** A saga result on the wire. */
 export type RunResultWire = SagaResult & { v: number };
