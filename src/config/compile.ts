@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isForbiddenKey } from '../core/path.js';
 import { parseDuration, parseSize } from '../core/units.js';
-import { checkSaga } from '../saga/graph.js';
+import { checkSaga, planSaga, type CompiledSaga } from '../saga/graph.js';
 import { compileApiRate, compileLimits, limitIssues } from './compile-limits.js';
 import { DEFAULT_MAX_PAGE_BYTES } from '../states/list-options.js';
 import { isLayerField } from './layer-fields.js';
@@ -62,11 +62,12 @@ export function compileSettings(
     }
     states[alias] = compiled;
   }
+  const gateway = compileGateway(raw, baseDir);
   const runners: Record<string, RunnerSettings> = {};
   for (const [name, r] of Object.entries(raw.runners ?? {})) {
-    runners[name] = compileRunner(name, r, raw, systems, baseDir, sagasByRunner.get(name) ?? [], file, report);
+    const sagas = sagasByRunner.get(name) ?? [];
+    runners[name] = compileRunner(name, r, raw, systems, baseDir, sagas, file, report, gateway.limits.timeoutMs);
   }
-  const gateway = compileGateway(raw, baseDir);
   gateway.apis.forEach((api, i) => {
     if (!runners[api.runner]) report(file, at('gateway', 'apis', i, 'runner'), `unknown runner "${api.runner}"`);
   });
@@ -220,6 +221,7 @@ function compileRunner(
   sagas: SagaDefinition[],
   file: string,
   report: Report,
+  defaultTimeoutMs: number,
 ): RunnerSettings {
   const handlers = (r.handlers ?? []).map((h, i) => {
     if (BUILTIN_HANDLER_NAMES.has(h)) return h;
@@ -260,6 +262,7 @@ function compileRunner(
     deployment: r.deployment ?? '1',
     handlers,
     sagas,
+    plans: [],
     actions,
     streams,
     maxSteps: r.maxSteps ?? 1000,
@@ -268,31 +271,39 @@ function compileRunner(
   if (r.journal !== undefined && !Object.hasOwn(raw.states ?? {}, r.journal)) {
     report(file, ['runners', name, 'journal'], `unknown state "${r.journal}"`);
   }
-  checkRunnerSagas(runner, raw, systems, report);
-  return runner;
+  return { ...runner, plans: checkRunnerSagas(runner, raw, systems, report, defaultTimeoutMs) };
 }
 
-/** Graph checks of every saga, and the event-step rules that need the runner around them. */
+/**
+ * Graph checks of every saga, and the event-step rules that need the runner around them; then
+ * the compile stage: each saga without errors becomes its frozen plan (a configuration with
+ * errors is refused by the loader, so no runner ever sees a partial list).
+ */
 function checkRunnerSagas(
   runner: RunnerSettings,
   raw: RawConfig,
   systems: Record<string, SystemSettings>,
   report: Report,
-): void {
+  defaultTimeoutMs: number,
+): CompiledSaga[] {
+  const plans: CompiledSaga[] = [];
   const ids = new Map<string, SagaDefinition>();
   for (const saga of runner.sagas) {
     const where = (...p: (string | number)[]) => [...saga.source.at, ...p];
     if (ids.has(saga.id))
       report(saga.source.file, where('id'), `duplicate saga id "${saga.id}" in runner "${runner.name}"`);
     ids.set(saga.id, saga);
-    for (const issue of checkSaga(saga)) report(saga.source.file, where(...issue.at), issue.message, issue.severity);
+    const issues = checkSaga(saga);
+    for (const issue of issues) report(saga.source.file, where(...issue.at), issue.message, issue.severity);
     saga.steps.forEach((step, i) => {
       if (step.type !== 'event' || !step.eventMeta) return;
       checkEventMeta(step.eventMeta, runner, raw, systems, (p, m) =>
         report(saga.source.file, where('steps', i, 'eventMeta', ...p), m),
       );
     });
+    if (!issues.some((i) => i.severity === 'error')) plans.push(planSaga(saga, defaultTimeoutMs));
   }
+  return plans;
 }
 
 function checkEventMeta(

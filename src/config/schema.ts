@@ -126,7 +126,14 @@ export const ErrorSpecSchema = Type.Object(
 );
 
 const StepType = Type.Union(
-  ['start', 'event', 'transform', 'condition', 'success', 'fail'].map((t) => Type.Literal(t)),
+  [
+    Type.Literal('start'),
+    Type.Literal('event'),
+    Type.Literal('transform'),
+    Type.Literal('condition'),
+    Type.Literal('success'),
+    Type.Literal('fail'),
+  ],
   { description: 'one of start, event, transform, condition, success, fail' },
 );
 

@@ -1,4 +1,5 @@
 import type { RawEventMeta, RawMetaLayers, RawSaga } from './schema.js';
+import type { CompiledSaga } from '../saga/graph.js';
 
 /**
  * Compiled settings: what the loader produces from a configuration file after validation.
@@ -204,6 +205,8 @@ export interface RunnerSettings {
   /** built-in handler names, and absolute paths of user handler modules */
   handlers: readonly string[];
   sagas: readonly SagaDefinition[];
+  /** the same sagas compiled into frozen plans (saga/graph.ts), in the same order */
+  plans: readonly CompiledSaga[];
   actions: Readonly<Record<string, StructuralActionSettings>>;
   streams: Readonly<Record<string, StreamBindingSettings>>;
   /** steps one saga run may take before STEP_LIMIT_EXCEEDED; default 1000 */

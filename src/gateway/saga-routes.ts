@@ -2,7 +2,6 @@ import type { RunnerSettings } from '../config/settings.js';
 import { roleRefusal } from '../core/roles.js';
 import type { Principal } from '../core/types.js';
 import { RouteTable, type Routable } from '../runner/routes.js';
-import { DEFAULT_SAGA_METHODS } from '../saga/graph.js';
 
 /**
  * The sagas of each runner as the gateway's configuration lists them, so that the stream form
@@ -26,14 +25,8 @@ export class SagaRoutes {
 
   constructor(runners: Readonly<Record<string, RunnerSettings>>) {
     for (const [name, runner] of Object.entries(runners)) {
-      if (runner.sagas.length === 0) continue;
-      const routes = runner.sagas.map((s) => ({
-        id: s.id,
-        path: s.path,
-        methods: s.methods ?? DEFAULT_SAGA_METHODS,
-        roles: s.roles ?? [],
-      }));
-      this.byRunner.set(name, new RouteTable(routes));
+      if (runner.plans.length === 0) continue;
+      this.byRunner.set(name, new RouteTable<SagaRoute>(runner.plans));
     }
   }
 

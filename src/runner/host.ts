@@ -4,7 +4,6 @@ import type { Cancellable } from '../core/cancel.js';
 import { SagawayError, toErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { SagaRequest, SagaResult } from '../core/types.js';
-import { compileSaga } from '../saga/graph.js';
 import type { State } from '../states/state.js';
 import { LocalSystem } from '../systems/local.js';
 import type { NatsHub } from '../systems/nats/hub.js';
@@ -186,7 +185,6 @@ export class Host implements SagaService {
   private async buildRunner(settings: RunnerSettings, secrets: SecretSource): Promise<Runner> {
     const log = this.options.log.child({ runner: settings.name, deployment: settings.deployment });
     const registry = new HandlerRegistry();
-    const sagas = settings.sagas.map((s) => compileSaga(s, this.options.settings.gateway.limits.timeoutMs));
     const runner = new Runner(
       {
         settings: this.options.settings,
@@ -208,7 +206,7 @@ export class Host implements SagaService {
             }
           : {}),
       },
-      sagas,
+      settings.plans,
     );
     const env = runner.handlerEnv();
     for (const entry of settings.handlers) {

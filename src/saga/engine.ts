@@ -4,10 +4,18 @@ import { httpFor, SagawayError, toErrorInfo, type ErrorInfo } from '../core/erro
 import type { Logger } from '../core/logger.js';
 import { isObject } from '../core/path.js';
 import type { EventStatus, Payload, RequestContext, SagaResult } from '../core/types.js';
-import { parseDuration } from '../core/units.js';
 import type { EventMessage, EventReply } from '../systems/system.js';
 import { conditionValue } from './expression.js';
-import { selectLink, type CompiledSaga, type CompiledStep } from './graph.js';
+import {
+  selectLink,
+  type CompiledSaga,
+  type CompiledStep,
+  type ConditionStep,
+  type EventStep,
+  type FailStep,
+  type SuccessStep,
+  type TransformStep,
+} from './graph.js';
 import { responseOf, writeEventOutput, writeOutput } from './payload.js';
 
 /** What the engine needs from the runner that orchestrates the saga. */
@@ -69,14 +77,39 @@ export async function runSaga(deps: EngineDeps, run: SagaRun): Promise<SagaResul
   }
 }
 
+/** Where a run stands between two steps. The context is replaced, never changed in place. */
+interface RunState {
+  payload: Payload;
+  context: RequestContext;
+  /** visits of event steps in this run, for distinct idempotency keys on loops */
+  visits: Map<string, number> | undefined;
+}
+
+/** How a step that does not end the run ended: the condition value, and its error if it failed. */
+interface StepOutcome {
+  value: string;
+  error?: ErrorInfo;
+}
+
+/** A step's own work: an outcome to route on, or the run's end. */
+type StepResult = StepOutcome | { end: SagaResult };
+
+interface RunScope {
+  deps: EngineDeps;
+  run: SagaRun;
+  runId: string;
+  cancel: Cancellable;
+}
+
 async function loop(deps: EngineDeps, run: SagaRun, runId: string, cancel: Cancellable): Promise<SagaResult> {
   const { saga } = run;
-  const ctx = run.context;
-  let payload: Payload = run.resume ? run.resume.payload : { parameters: run.input };
+  const scope: RunScope = { deps, run, runId, cancel };
+  const state: RunState = {
+    payload: run.resume ? run.resume.payload : { parameters: run.input },
+    context: run.context,
+    visits: undefined,
+  };
   let step: CompiledStep = (run.resume && saga.steps.get(run.resume.step)) || saga.start;
-  // Event steps visited more than once in a run (a loop) need distinct idempotency keys, or the
-  // second visit's write would be taken for a redelivery of the first and skipped.
-  let visits: Map<string, number> | undefined;
   for (let count = 1; ; count++) {
     if (cancel.aborted) return abortedResult(saga, runId, cancel.reason);
     if (count > deps.maxSteps) {
@@ -86,158 +119,175 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, cancel: Cance
         http: 500,
       });
     }
-    let value = '';
-    let error: ErrorInfo | undefined;
-    switch (step.type) {
-      case 'success':
-        return {
-          outcome: 'SUCCESS',
-          http: step.http ?? 200,
-          response: responseOf(payload, step.output),
-          sagaId: saga.id,
-          runId,
-        };
-      case 'fail':
-        return failed(saga, runId, failStepError(step, ctx.error));
-      case 'start':
-        value = '';
-        break;
-      case 'condition':
-        try {
-          value = conditionValue(await step.expression!.evaluate(payload, ctx));
-        } catch (e) {
-          if (cancel.aborted) throw e;
-          value = 'FAIL';
-          error = expressionError('EXPRESSION_FAILED', step, e);
-        }
-        break;
-      case 'transform':
-        try {
-          const result = await step.expression!.evaluate(payload, ctx);
-          payload = step.output ? writeOutput(payload, result, step.output, []) : replaceWith(result);
-          value = 'SUCCESS';
-        } catch (e) {
-          if (cancel.aborted) throw e;
-          value = 'FAIL';
-          // Our own errors (OUTPUT_NOT_OBJECT, path conflicts) keep their code; JSONata's become TRANSFORM_FAILED.
-          error =
-            e instanceof SagawayError ? { ...e.toInfo(), step: step.id } : expressionError('TRANSFORM_FAILED', step, e);
-        }
-        break;
-      case 'event': {
-        const meta = step.eventMeta!;
-        const visit = visits?.get(step.id) ?? 0;
-        (visits ??= new Map()).set(step.id, visit + 1);
-        const key = visit === 0 ? `${runId}:${step.id}` : `${runId}:${step.id}#${visit + 1}`;
-        const reply = await sendEvent(deps, run, runId, step, payload, cancel, key);
-        // An event cancelled by the saga's own end is not the step's failure.
-        if (cancel.aborted) return abortedResult(saga, runId, cancel.reason);
-        ctx.status = reply.status;
-        value = reply.status;
-        if (reply.status === 'SUCCESS' || reply.status === 'ACK') {
-          try {
-            payload = writeEventOutput(payload, reply.output, reply.inputElement, reply.outputElement);
-          } catch (e) {
-            value = 'FAIL';
-            error = { ...toErrorInfo(e), step: step.id };
-          }
-          if (!error && reply.status === 'ACK' && meta.followAck !== true) {
-            return { outcome: 'ACK', http: 202, response: responseOf(payload, undefined), sagaId: saga.id, runId };
-          }
-        } else {
-          error = { ...(reply.error ?? { code: 'ACTION_FAILED', message: 'the action failed' }), step: step.id };
-        }
-        break;
-      }
+    const result = await runStep(scope, step, state);
+    if ('end' in result) return result.end;
+    const next = route(scope, step, state, result);
+    if ('end' in next) return next.end;
+    // Journal the progress after an event step. Not before an end step (`success`, `fail`): the
+    // outcome is written right after it, so the extra write would only shrink, by one write, the
+    // window in which a crash re-runs the event (at least once, same idempotency key).
+    if (run.journal && step.type === 'event' && next.type !== 'success' && next.type !== 'fail') {
+      await run.journal(next.id, state.payload, state.context);
     }
-    if (error) {
-      // Logged even when the flow handles it: a saga that maps an upstream 401 to its own
-      // error code must still leave the cause where an operator can find it.
-      deps.log.info(
-        {
-          saga: saga.id,
-          runId,
-          step: step.id,
-          status: value,
-          code: error.code,
-          http: error.http,
-          detail: error.message,
-        },
-        'step failed',
-      );
-      // DESIGN §4.3: Auto Fail ends the saga; otherwise the flow handles FAIL/TIMEOUT/"*".
-      ctx.error = error;
-      if (step.autoFail ?? saga.autoFail) return failed(saga, runId, error);
-      const link = selectLink(step, value, true);
-      if (!link) {
-        return failed(saga, runId, {
-          code: 'UNHANDLED_STEP_FAILURE',
-          message: `step "${step.id}" failed with ${error.code} and no link handles it`,
-          http: error.http ?? httpFor(error.code),
-          step: step.id,
-          cause: error,
-        });
-      }
-      step = run.journal
-        ? await journaled(run.journal, step, saga.steps.get(link.to)!, payload, ctx)
-        : saga.steps.get(link.to)!;
-      continue;
-    }
-    const link = selectLink(step, value, false);
-    if (!link) {
-      return failed(saga, runId, {
-        code: 'NO_MATCHING_LINK',
-        message: `step "${step.id}" ended with "${value}" and no link matches it`,
-        http: 500,
-        step: step.id,
-      });
-    }
-    step = run.journal
-      ? await journaled(run.journal, step, saga.steps.get(link.to)!, payload, ctx)
-      : saga.steps.get(link.to)!;
+    step = next;
   }
 }
 
+/** One step of its kind. */
+function runStep(scope: RunScope, step: CompiledStep, state: RunState): StepResult | Promise<StepResult> {
+  switch (step.type) {
+    case 'start':
+      return START;
+    case 'success':
+      return { end: succeeded(scope, step, state.payload) };
+    case 'fail':
+      return { end: failed(scope.run.saga, scope.runId, failStepError(step, state.context.error)) };
+    case 'condition':
+      return conditionStep(scope, step, state);
+    case 'transform':
+      return transformStep(scope, step, state);
+    case 'event':
+      return eventStep(scope, step, state);
+  }
+}
+
+const START: StepOutcome = Object.freeze({ value: '' });
+
+function succeeded(scope: RunScope, step: SuccessStep, payload: Payload): SagaResult {
+  return {
+    outcome: 'SUCCESS',
+    http: step.http,
+    response: responseOf(payload, step.output),
+    sagaId: scope.run.saga.id,
+    runId: scope.runId,
+  };
+}
+
+async function conditionStep(scope: RunScope, step: ConditionStep, state: RunState): Promise<StepOutcome> {
+  try {
+    return { value: conditionValue(await step.expression.evaluate(state.payload, state.context)) };
+  } catch (e) {
+    if (scope.cancel.aborted) throw e;
+    return { value: 'FAIL', error: expressionError('EXPRESSION_FAILED', step, e) };
+  }
+}
+
+async function transformStep(scope: RunScope, step: TransformStep, state: RunState): Promise<StepOutcome> {
+  try {
+    const result = await step.expression.evaluate(state.payload, state.context);
+    state.payload = step.output ? writeOutput(state.payload, result, step.output, []) : replaceWith(result);
+    return { value: 'SUCCESS' };
+  } catch (e) {
+    if (scope.cancel.aborted) throw e;
+    // Our own errors (OUTPUT_NOT_OBJECT, path conflicts) keep their code; JSONata's become TRANSFORM_FAILED.
+    const error =
+      e instanceof SagawayError ? { ...e.toInfo(), step: step.id } : expressionError('TRANSFORM_FAILED', step, e);
+    return { value: 'FAIL', error };
+  }
+}
+
+async function eventStep(scope: RunScope, step: EventStep, state: RunState): Promise<StepResult> {
+  const { run, runId, cancel } = scope;
+  // Event steps visited more than once in a run (a loop) need distinct idempotency keys, or the
+  // second visit's write would be taken for a redelivery of the first and skipped.
+  const visit = state.visits?.get(step.id) ?? 0;
+  (state.visits ??= new Map()).set(step.id, visit + 1);
+  const key = visit === 0 ? `${runId}:${step.id}` : `${runId}:${step.id}#${visit + 1}`;
+  const reply = await sendEvent(scope, step, state, key);
+  // An event cancelled by the saga's own end is not the step's failure.
+  if (cancel.aborted) return { end: abortedResult(run.saga, runId, cancel.reason) };
+  state.context = { ...state.context, status: reply.status };
+  if (reply.status !== 'SUCCESS' && reply.status !== 'ACK') {
+    const error = reply.error ?? { code: 'ACTION_FAILED', message: 'the action failed' };
+    return { value: reply.status, error: { ...error, step: step.id } };
+  }
+  try {
+    state.payload = writeEventOutput(state.payload, reply.output, reply.inputElement, reply.outputElement);
+  } catch (e) {
+    return { value: 'FAIL', error: { ...toErrorInfo(e), step: step.id } };
+  }
+  if (reply.status === 'ACK' && !step.meta.followAck) {
+    return {
+      end: { outcome: 'ACK', http: 202, response: responseOf(state.payload, undefined), sagaId: run.saga.id, runId },
+    };
+  }
+  return { value: reply.status };
+}
+
 /**
- * Journal the progress after an event step, then move on. Not before an end step (`success`,
- * `fail`): the outcome is written right after it, so the extra write would only shrink, by one
- * write, the window in which a crash re-runs the event (at least once, same idempotency key).
+ * The step after `step` (DESIGN §4.2, §4.3), or the run's end: a failed step ends the saga under
+ * Auto Fail, else a FAIL/TIMEOUT/"*" link handles it, else UNHANDLED_STEP_FAILURE.
  */
-async function journaled(
-  journal: NonNullable<SagaRun['journal']>,
-  from: CompiledStep,
-  to: CompiledStep,
-  payload: Payload,
-  ctx: RequestContext,
-): Promise<CompiledStep> {
-  if (from.type === 'event' && to.type !== 'success' && to.type !== 'fail') await journal(to.id, payload, ctx);
-  return to;
+function route(
+  scope: RunScope,
+  step: CompiledStep,
+  state: RunState,
+  outcome: StepOutcome,
+): CompiledStep | { end: SagaResult } {
+  const { run, runId } = scope;
+  const { error, value } = outcome;
+  if (error) {
+    // Logged even when the flow handles it: a saga that maps an upstream 401 to its own
+    // error code must still leave the cause where an operator can find it.
+    scope.deps.log.info(
+      {
+        saga: run.saga.id,
+        runId,
+        step: step.id,
+        status: value,
+        code: error.code,
+        http: error.http,
+        detail: error.message,
+      },
+      'step failed',
+    );
+    state.context = { ...state.context, error };
+    if (step.autoFail ?? run.saga.autoFail) return { end: failed(run.saga, runId, error) };
+    const link = selectLink(step, value, true);
+    if (link) return link.target;
+    return {
+      end: failed(run.saga, runId, {
+        code: 'UNHANDLED_STEP_FAILURE',
+        message: `step "${step.id}" failed with ${error.code} and no link handles it`,
+        http: error.http ?? httpFor(error.code),
+        step: step.id,
+        cause: error,
+      }),
+    };
+  }
+  const link = selectLink(step, value, false);
+  if (link) return link.target;
+  return {
+    end: failed(run.saga, runId, {
+      code: 'NO_MATCHING_LINK',
+      message: `step "${step.id}" ended with "${value}" and no link matches it`,
+      http: 500,
+      step: step.id,
+    }),
+  };
 }
 
 async function sendEvent(
-  deps: EngineDeps,
-  run: SagaRun,
-  runId: string,
-  step: CompiledStep,
-  payload: Payload,
-  cancel: Cancellable,
+  scope: RunScope,
+  step: EventStep,
+  state: RunState,
   idempotencyKey: string,
 ): Promise<EventReply> {
-  const meta = step.eventMeta!;
-  const ownTimeout = meta.timeout === undefined ? undefined : parseDuration(meta.timeout);
-  const deadline = ownTimeout === undefined ? run.deadline : Math.min(run.deadline, Date.now() + ownTimeout);
+  const { deps, run, runId, cancel } = scope;
+  const { timeoutMs } = step.meta;
+  const deadline = timeoutMs === undefined ? run.deadline : Math.min(run.deadline, Date.now() + timeoutMs);
   const event: EventMessage = {
     id: randomUUID(),
     runId,
     stepId: step.id,
     idempotencyKey,
-    stream: meta.stream ?? 'local',
-    meta,
-    payload,
-    context: run.context,
+    stream: step.meta.stream,
+    meta: step.meta.raw,
+    payload: state.payload,
+    context: state.context,
     deadline,
   };
-  if (ownTimeout === undefined) return deps.dispatch(event, cancel);
+  if (timeoutMs === undefined) return deps.dispatch(event, cancel);
   // A step timeout shorter than the saga's: cancel just this event and report TIMEOUT.
   const eventCancel = new Cancel();
   const unlink = cancel.onAbort(() => eventCancel.abort(cancel.reason));
@@ -247,7 +297,7 @@ async function sendEvent(
     if (eventCancel.reason !== EVENT_TIMED_OUT || cancel.aborted) return reply;
     return {
       status: 'TIMEOUT' as EventStatus,
-      error: { code: 'EVENT_TIMEOUT', message: `no reply within ${ownTimeout} ms`, http: 504 },
+      error: { code: 'EVENT_TIMEOUT', message: `no reply within ${timeoutMs} ms`, http: 504 },
       inputElement: null,
       outputElement: null,
     };
@@ -271,7 +321,7 @@ function expressionError(code: 'EXPRESSION_FAILED' | 'TRANSFORM_FAILED', step: C
 }
 
 /** A `fail` step's error: its own `error`, else the last step error, else SAGA_FAILED. */
-function failStepError(step: CompiledStep, last: ErrorInfo | undefined): ErrorInfo {
+function failStepError(step: FailStep, last: ErrorInfo | undefined): ErrorInfo {
   const own = step.error;
   if (!own?.code && last) {
     return { ...last, ...(own?.message ? { message: own.message } : {}), ...(own?.http ? { http: own.http } : {}) };

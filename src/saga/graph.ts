@@ -13,41 +13,98 @@ export type StepType = RawStep['type'];
 
 /** A link with its `when` values as strings (YAML `true` and "true" are the same). */
 export interface CompiledLink {
-  to: string;
+  /** id of the step it leads to */
+  readonly to: string;
+  /** that step itself (resolved once, at compile time) */
+  readonly target: CompiledStep;
   /** values this link is taken for; null = no `when` (taken after success) */
-  when: ReadonlySet<string> | null;
+  readonly when: ReadonlySet<string> | null;
   /** `"*"` is one of its values: taken when no other link matches */
-  wildcard: boolean;
-  priority: number;
+  readonly wildcard: boolean;
+  readonly priority: number;
 }
 
 /** An outputElement: a path, `$` (replace the payload) or `-` (discard). */
-export type OutputSpec = { kind: 'path'; path: PayloadPath } | { kind: 'root' } | { kind: 'discard' };
+export type OutputSpec =
+  { readonly kind: 'path'; readonly path: PayloadPath } | { readonly kind: 'root' } | { readonly kind: 'discard' };
 
-export interface CompiledStep {
-  id: string;
-  type: StepType;
-  autoFail: boolean | undefined;
+/** What every step kind has. */
+interface StepBase {
+  readonly id: string;
+  /** the step's own autoFail; undefined = the saga's */
+  readonly autoFail: boolean | undefined;
   /** sorted: highest priority first, then the order written */
-  links: readonly CompiledLink[];
-  expression?: Expression;
-  /** transform / success: where the result goes or what the response is */
-  output?: OutputSpec;
-  http?: number;
-  error?: { code?: string; message?: string; http?: number };
-  eventMeta?: RawEventMeta;
+  readonly links: readonly CompiledLink[];
+  /** the step as configured (names, colours and descriptions for graphs) */
+  readonly raw: RawStep;
 }
 
+/** `start`: where a run begins. */
+export interface StartStep extends StepBase {
+  readonly type: 'start';
+}
+
+/** `event`: a remote function call (DESIGN §6). */
+export interface EventStep extends StepBase {
+  readonly type: 'event';
+  readonly meta: CompiledEventMeta;
+}
+
+/** `transform`: JSONata over the payload, written at `output` or replacing the payload. */
+export interface TransformStep extends StepBase {
+  readonly type: 'transform';
+  readonly expression: Expression;
+  readonly output: OutputSpec | undefined;
+}
+
+/** `condition`: JSONata whose value picks the link. */
+export interface ConditionStep extends StepBase {
+  readonly type: 'condition';
+  readonly expression: Expression;
+}
+
+/** `success`: ends the run with `http` and the response at `output` (or the payload). */
+export interface SuccessStep extends StepBase {
+  readonly type: 'success';
+  readonly output: OutputSpec | undefined;
+  readonly http: number;
+}
+
+/** `fail`: ends the run with its error, else the last step error. */
+export interface FailStep extends StepBase {
+  readonly type: 'fail';
+  readonly error: { readonly code?: string; readonly message?: string; readonly http?: number } | undefined;
+}
+
+/** A compiled step: one variant per kind, each with exactly its own settings. */
+export type CompiledStep = StartStep | EventStep | TransformStep | ConditionStep | SuccessStep | FailStep;
+
+/**
+ * An event step's settings as the orchestrator uses them: the raw form (what travels to the
+ * executing runner, which applies its own layers and inject), and what the orchestrator itself
+ * needs, parsed once. Paths that hold inject placeholders can only be parsed after inject, on the
+ * executing side; `input`/`output` are then undefined and the reply's elements are parsed instead.
+ */
+export interface CompiledEventMeta {
+  readonly raw: RawEventMeta;
+  /** the event stream (`local` by default) */
+  readonly stream: string;
+  /** the step's own timeout in ms; undefined = the saga's deadline only */
+  readonly timeoutMs: number | undefined;
+  readonly followAck: boolean;
+}
+
+/** A saga compiled for running: frozen, built once before any runner starts. */
 export interface CompiledSaga {
-  id: string;
-  path: string;
-  methods: readonly string[];
-  autoFail: boolean;
-  roles: readonly string[];
-  timeoutMs: number;
-  start: CompiledStep;
-  steps: ReadonlyMap<string, CompiledStep>;
-  raw: RawSaga;
+  readonly id: string;
+  readonly path: string;
+  readonly methods: readonly string[];
+  readonly autoFail: boolean;
+  readonly roles: readonly string[];
+  readonly timeoutMs: number;
+  readonly start: StartStep;
+  readonly steps: ReadonlyMap<string, CompiledStep>;
+  readonly raw: RawSaga;
 }
 
 /** A problem in a saga, at a path relative to the saga (`['steps', 3, 'links', 0, 'to']`). */
@@ -189,7 +246,7 @@ function checkStepSettings(step: RawStep, i: number, err: (at: (string | number)
 /** The methods of a saga that names none. */
 export const DEFAULT_SAGA_METHODS: readonly string[] = ['GET'];
 
-/** Compile a checked saga. Throws CONFIG_INVALID if `checkSaga` would report an error. */
+/** Compile a saga; throws CONFIG_INVALID if `checkSaga` reports an error. */
 export function compileSaga(saga: RawSaga, defaultTimeoutMs: number): CompiledSaga {
   const errors = checkSaga(saga).filter((i) => i.severity === 'error');
   if (errors.length > 0) {
@@ -198,33 +255,83 @@ export function compileSaga(saga: RawSaga, defaultTimeoutMs: number): CompiledSa
       `saga "${saga.id}": ${errors.map((e) => `${e.at.join('.')}: ${e.message}`).join('; ')}`,
     );
   }
+  return planSaga(saga, defaultTimeoutMs);
+}
+
+/**
+ * Build the frozen plan of a saga that `checkSaga` found without errors (the configuration
+ * compile stage checks every saga first). Every path, duration and expression is parsed here,
+ * once; the engine reads the plan and never the raw text.
+ */
+export function planSaga(saga: RawSaga, defaultTimeoutMs: number): CompiledSaga {
   const steps = new Map<string, CompiledStep>();
+  const links = new Map<string, { link: Omit<CompiledLink, 'target'> & { target?: CompiledStep }; order: number }[]>();
   for (const s of saga.steps) {
-    const links = (s.links ?? []).map((l, order) => {
+    const own = (s.links ?? []).map((l, order) => {
       const when = l.when ? new Set(l.when.map(String)) : null;
       return { link: { to: l.to, when, wildcard: when?.has('*') ?? false, priority: l.priority ?? 0 }, order };
     });
-    links.sort((a, b) => b.link.priority - a.link.priority || a.order - b.order);
-    const step: CompiledStep = { id: s.id, type: s.type, autoFail: s.autoFail, links: links.map((l) => l.link) };
-    if (s.expression !== undefined) step.expression = compileExpression(s.expression);
-    if (s.outputElement !== undefined) step.output = parseOutputSpec(s.outputElement);
-    if (s.http !== undefined) step.http = s.http;
-    if (s.error !== undefined) step.error = s.error;
-    if (s.eventMeta !== undefined) step.eventMeta = s.eventMeta;
-    steps.set(s.id, step);
+    own.sort((a, b) => b.link.priority - a.link.priority || a.order - b.order);
+    links.set(s.id, own);
+    steps.set(
+      s.id,
+      planStep(
+        s,
+        own.map((l) => l.link as CompiledLink),
+      ),
+    );
   }
-  const start = saga.steps.find((s) => s.type === 'start') as RawStep;
-  return {
+  // Resolve every link to its step, then freeze the graph (links point at frozen steps).
+  for (const own of links.values()) {
+    for (const { link } of own) {
+      link.target = steps.get(link.to);
+      Object.freeze(link);
+    }
+  }
+  for (const step of steps.values()) Object.freeze(Object.freeze(step).links);
+  const start = steps.get((saga.steps.find((s) => s.type === 'start') as RawStep).id) as StartStep;
+  return Object.freeze({
     id: saga.id,
     path: saga.path,
-    methods: saga.methods ?? DEFAULT_SAGA_METHODS,
+    methods: Object.freeze([...(saga.methods ?? DEFAULT_SAGA_METHODS)]),
     autoFail: saga.autoFail ?? false,
-    roles: saga.roles ?? [],
+    roles: Object.freeze([...(saga.roles ?? [])]),
     timeoutMs: parseDuration(saga.timeout) ?? defaultTimeoutMs,
-    start: steps.get(start.id) as CompiledStep,
+    start,
     steps,
     raw: saga,
-  };
+  });
+}
+
+function planStep(s: RawStep, links: CompiledLink[]): CompiledStep {
+  const base = { id: s.id, autoFail: s.autoFail, links, raw: s };
+  const output = s.outputElement === undefined ? undefined : parseOutputSpec(s.outputElement);
+  switch (s.type) {
+    case 'start':
+      return { ...base, type: 'start' };
+    case 'event':
+      return { ...base, type: 'event', meta: planEventMeta(s.eventMeta as RawEventMeta) };
+    case 'transform':
+      return { ...base, type: 'transform', expression: compileExpression(s.expression as string), output };
+    case 'condition':
+      return { ...base, type: 'condition', expression: compileExpression(s.expression as string) };
+    case 'success':
+      return { ...base, type: 'success', output, http: s.http ?? 200 };
+    case 'fail':
+      return { ...base, type: 'fail', error: s.error };
+    default:
+      // the schema admits no other kind; a hand-made settings object might
+      throw new SagawayError('CONFIG_INVALID', `step "${s.id}": unknown type "${String(s.type)}"`);
+  }
+}
+
+function planEventMeta(raw: RawEventMeta): CompiledEventMeta {
+  return Object.freeze({
+    raw,
+    stream: raw.stream ?? 'local',
+    timeoutMs: parseDuration(raw.timeout),
+    followAck: raw.followAck === true,
+  });
 }
 
 /**

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { EventSource } from 'eventsource';
 import type { RunnerSettings, SagaDefinition, Settings } from '../../src/config/settings.js';
 import { silentLogger } from '../../src/core/logger.js';
+import { planSaga } from '../../src/saga/graph.js';
 import { createGateway } from '../../src/gateway/server.js';
 import { feedService, settingsWith } from '../gateway/harness.js';
 
@@ -25,15 +26,17 @@ const saga = (id: string, path: string, extra: Partial<SagaDefinition> = {}): Sa
   ...extra,
 });
 
+const sagas = [
+  saga('feed', '/feed'),
+  saga('item', '/items/:id', { methods: ['GET', 'PUT'] }),
+  saga('admin', '/admin', { roles: ['admin'] }),
+];
 const runner: RunnerSettings = {
   name: 'main',
   deployment: 'main',
   handlers: [],
-  sagas: [
-    saga('feed', '/feed'),
-    saga('item', '/items/:id', { methods: ['GET', 'PUT'] }),
-    saga('admin', '/admin', { roles: ['admin'] }),
-  ],
+  sagas,
+  plans: sagas.map((s) => planSaga(s, 1000)),
   actions: {},
   streams: {},
   maxSteps: 1000,

@@ -17,7 +17,7 @@ function fakeEnv(systems: Record<string, SystemSettings>): HandlerEnv {
   };
   return {
     settings: { systems } as unknown as Settings,
-    runner: { name: 'r', deployment: '1', handlers: ['rest'], sagas: [], actions: {}, streams: {}, maxSteps: 1000 },
+    runner: { name: 'r', deployment: '1', handlers: ['rest'], sagas: [], plans: [], actions: {}, streams: {}, maxSteps: 1000 },
     log: silentLogger(),
     state: unused,
     runEvent: unused,
