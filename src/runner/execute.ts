@@ -4,7 +4,7 @@ import { SagawayError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { parsePathCached, readPath } from '../core/path.js';
 import type { Principal, RequestContext } from '../core/types.js';
-import { parseOutputSpec } from '../saga/graph.js';
+import { parseOutputSpec } from '../saga/payload.js';
 import type { State } from '../states/state.js';
 import type { EventMessage, EventReply } from '../systems/system.js';
 import { effectiveSettingsFor, type EffectiveSettings } from './effective-settings.js';

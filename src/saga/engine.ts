@@ -16,7 +16,7 @@ import {
   type SuccessStep,
   type TransformStep,
 } from './graph.js';
-import { responseOf, writeEventOutput, writeOutput } from './payload.js';
+import { responseOf, writeEventOutput, writeOutput, writeParsedOutput } from './payload.js';
 
 /** What the engine needs from the runner that orchestrates the saga. */
 export interface EngineDeps {
@@ -202,7 +202,11 @@ async function eventStep(scope: RunScope, step: EventStep, state: RunState): Pro
     return { value: reply.status, error: { ...error, step: step.id } };
   }
   try {
-    state.payload = writeEventOutput(state.payload, reply.output, reply.inputElement, reply.outputElement);
+    const own = step.meta.elements;
+    state.payload =
+      own !== undefined && own.input === reply.inputElement && own.output === reply.outputElement
+        ? writeParsedOutput(state.payload, reply.output, own.parsed)
+        : writeEventOutput(state.payload, reply.output, reply.inputElement, reply.outputElement);
   } catch (e) {
     return { value: 'FAIL', error: { ...toErrorInfo(e), step: step.id } };
   }

@@ -3,6 +3,7 @@ import { SagawayError } from '../core/errors.js';
 import { parsePath, parsePathCached, type PayloadPath } from '../core/path.js';
 import { parseDuration } from '../core/units.js';
 import { compileExpression, type Expression } from './expression.js';
+import { parseElements, parseOutputSpec, type OutputSpec, type ParsedElements } from './payload.js';
 
 /**
  * A saga compiled for running: steps by id, links sorted by priority, expressions compiled and
@@ -23,10 +24,6 @@ export interface CompiledLink {
   readonly wildcard: boolean;
   readonly priority: number;
 }
-
-/** An outputElement: a path, `$` (replace the payload) or `-` (discard). */
-export type OutputSpec =
-  { readonly kind: 'path'; readonly path: PayloadPath } | { readonly kind: 'root' } | { readonly kind: 'discard' };
 
 /** What every step kind has. */
 interface StepBase {
@@ -92,6 +89,13 @@ export interface CompiledEventMeta {
   /** the step's own timeout in ms; undefined = the saga's deadline only */
   readonly timeoutMs: number | undefined;
   readonly followAck: boolean;
+  /**
+   * The step's own input and output elements, parsed; used when the reply reports the same
+   * text (no layer or inject changed them, the common case). Undefined when a placeholder makes
+   * them known only after inject.
+   */
+  readonly elements:
+    { readonly input: string | null; readonly output: string | null; readonly parsed: ParsedElements } | undefined;
 }
 
 /** A saga compiled for running: frozen, built once before any runner starts. */
@@ -116,13 +120,6 @@ export interface SagaIssue {
 
 const TERMINAL: ReadonlySet<StepType> = new Set(['success', 'fail']);
 const PLACEHOLDER_RE = /%%|\$\{\{|#\{\{/;
-
-/** Parse an outputElement value. */
-export function parseOutputSpec(text: string): OutputSpec {
-  if (text === '-') return { kind: 'discard' };
-  if (text === '$') return { kind: 'root' };
-  return { kind: 'path', path: parsePathCached(text) };
-}
 
 /** Whether a setting holds inject placeholders (then it can only be checked after inject). */
 export function hasPlaceholder(text: string): boolean {
@@ -326,11 +323,15 @@ function planStep(s: RawStep, links: CompiledLink[]): CompiledStep {
 }
 
 function planEventMeta(raw: RawEventMeta): CompiledEventMeta {
+  const input = raw.inputElement ?? null;
+  const output = raw.outputElement ?? null;
+  const placeholders = (input !== null && hasPlaceholder(input)) || (output !== null && hasPlaceholder(output));
   return Object.freeze({
     raw,
     stream: raw.stream ?? 'local',
     timeoutMs: parseDuration(raw.timeout),
     followAck: raw.followAck === true,
+    elements: placeholders ? undefined : Object.freeze({ input, output, parsed: parseElements(input, output) }),
   });
 }
 

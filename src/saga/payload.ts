@@ -1,7 +1,17 @@
 import { SagawayError } from '../core/errors.js';
-import { isObject, parsePathCached, readPath, safeAssign, writePath } from '../core/path.js';
+import { isObject, parsePathCached, readPath, safeAssign, writePath, type PayloadPath } from '../core/path.js';
 import type { Payload } from '../core/types.js';
-import { parseOutputSpec, type OutputSpec } from './graph.js';
+
+/** An outputElement: a path, `$` (replace the payload) or `-` (discard). */
+export type OutputSpec =
+  { readonly kind: 'path'; readonly path: PayloadPath } | { readonly kind: 'root' } | { readonly kind: 'discard' };
+
+/** Parse an outputElement value. */
+export function parseOutputSpec(text: string): OutputSpec {
+  if (text === '-') return { kind: 'discard' };
+  if (text === '$') return { kind: 'root' };
+  return { kind: 'path', path: parsePathCached(text) };
+}
 
 /**
  * Writing an event's output into the payload (DESIGN §6.2). Returns the payload to continue
@@ -20,18 +30,36 @@ export function writeEventOutput(
   inputElement: string | null,
   outputElement: string | null,
 ): Payload {
-  const input = inputElement === null || inputElement === '$' ? null : parsePathCached(inputElement);
-  if (outputElement === null) {
+  return writeParsedOutput(payload, output, parseElements(inputElement, outputElement));
+}
+
+/** An event's input and output elements, parsed (`input` `$` = the whole payload, null = not set). */
+export interface ParsedElements {
+  readonly input: PayloadPath | '$' | null;
+  readonly output: OutputSpec | null;
+}
+
+/** Parse an event's effective elements (the plan does it once for the step's own). */
+export function parseElements(inputElement: string | null, outputElement: string | null): ParsedElements {
+  return {
+    input: inputElement === null ? null : inputElement === '$' ? '$' : parsePathCached(inputElement),
+    output: outputElement === null ? null : parseOutputSpec(outputElement),
+  };
+}
+
+/** writeEventOutput over elements parsed beforehand. */
+export function writeParsedOutput(payload: Payload, output: unknown, elements: ParsedElements): Payload {
+  const input = elements.input === '$' ? null : elements.input;
+  if (elements.output === null) {
     if (input === null) {
-      if (inputElement === '$') return replaceRoot(output);
+      if (elements.input === '$') return replaceRoot(output);
       if (isObject(output)) safeAssign(payload, output);
       return payload;
     }
     writePath(payload, input.segments, output);
     return payload;
   }
-  const spec = parseOutputSpec(outputElement);
-  return writeOutput(payload, output, spec, input?.segments ?? []);
+  return writeOutput(payload, output, elements.output, input?.segments ?? []);
 }
 
 /** Write a result at an output spec; `base` is prepended to relative paths. */
