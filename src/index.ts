@@ -1,7 +1,7 @@
 /**
  * The public API of the `sagaway` package: what user handler modules and embedding programs use.
  */
-export { defineHandler, ack, fail } from './runner/handler-api.js';
+export { defineHandler, ack, fail } from './handlers/api.js';
 export type {
   ActionContext,
   ActionFn,
@@ -9,7 +9,7 @@ export type {
   HandlerDefinition,
   HandlerEnv,
   HandlerFactory,
-} from './runner/handler-api.js';
+} from './handlers/api.js';
 export {
   ERROR_CODES,
   SagawayError,

@@ -1,5 +1,4 @@
-import { Type, type Static, type TObject, type TSchema, type TUnion } from '@sinclair/typebox';
-import { DURATION_PATTERN, MAX_UNIT_TEXT, SIZE_PATTERN } from '../core/units.js';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 /**
  * The configuration format (DESIGN §3, §4, §6.1). This file is the one source of both the
@@ -7,206 +6,12 @@ import { DURATION_PATTERN, MAX_UNIT_TEXT, SIZE_PATTERN } from '../core/units.js'
  * written by `npm run schema`; a test fails when the file is stale).
  */
 
-const strict = { additionalProperties: false } as const;
-/** A name (1 to 128 characters) with what it names, for editors. */
-const NameOf = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
+import { Discriminated, DurationSchema, HttpMethod, NameOf, SizeSchema, strict } from '../core/schema-kit.js';
+import { SagaSchema } from '../saga/schema.js';
 
-/** Milliseconds, a string of digits, or "250ms" / "2s" / "5m" / "1h". */
-export const DurationSchema = Type.Union(
-  [Type.Integer({ minimum: 0 }), Type.String({ pattern: DURATION_PATTERN, maxLength: MAX_UNIT_TEXT })],
-  {
-    description: 'milliseconds, or a string such as "250ms", "2s", "5m", "1h"',
-  },
-);
-/** Bytes, or "512b" / "64kb" / "1mb" / "1gb" (1024-based). */
-export const SizeSchema = Type.Union(
-  [Type.Integer({ minimum: 0 }), Type.String({ pattern: SIZE_PATTERN, maxLength: MAX_UNIT_TEXT })],
-  {
-    description: 'bytes, or a string such as "512b", "64kb", "1mb", "1gb"',
-  },
-);
-
-/**
- * A union told apart by its `type` field. Written as oneOf + discriminator so that a validator
- * reports the errors of the one variant that `type` names, not of every variant.
- */
-function Discriminated<T extends TObject[]>(variants: [...T]) {
-  return Type.Unsafe<Static<TUnion<T>>>({
-    type: 'object',
-    required: ['type'],
-    discriminator: { propertyName: 'type' },
-    oneOf: variants,
-  });
-}
-
-const HttpMethod = Type.Union(
-  ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'].map((m) => Type.Literal(m)),
-  { description: 'one of GET, POST, PUT, PATCH, DELETE, HEAD' },
-);
-const HttpStatus = (description: string) => Type.Integer({ minimum: 100, maximum: 599, description });
-const ConditionValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()], {
-  description: 'a string, number or boolean',
-});
-
-// ---------------------------------------------------------------- sagas
-
-export const LinkSchema = Type.Object(
-  {
-    to: NameOf('id of the step this link leads to'),
-    when: Type.Optional(Type.Array(ConditionValue, { minItems: 1, description: 'condition values; "*" = otherwise' })),
-    priority: Type.Optional(Type.Integer({ description: 'highest wins when several links match; default 0' })),
-  },
-  strict,
-);
-
-export const EventMetaSchema = Type.Object(
-  {
-    handler: Type.Optional(
-      NameOf(
-        "the handler: a built-in (read, write, query, rest, action, task, saga) or a module's name; required on the local stream",
-      ),
-    ),
-    action: NameOf('the action of the handler, or a preconfigured action of the target runner'),
-    version: Type.Integer({ minimum: 0, description: '0 = unversioned' }),
-    domain: Type.Optional(
-      Type.String({ maxLength: 256, description: 'alias of a state, query set or system; ctx.domain of the action' }),
-    ),
-    inputElement: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 256,
-        description: "path of the action's input in the payload (parameters.order); absent = the whole payload",
-      }),
-    ),
-    outputElement: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 256,
-        description:
-          'where the output goes: relative to inputElement, $.a.b from the root, $ = replace the payload, - = discard; absent = replaces the input',
-      }),
-    ),
-    parameters: Type.Optional(
-      Type.Record(Type.String(), Type.Unknown(), {
-        description: 'handler- and action-specific settings; ctx.parameters',
-      }),
-    ),
-    stream: Type.Optional(
-      NameOf('the event stream that carries the event: local (default, this process) or a named stream'),
-    ),
-    system: Type.Optional(NameOf('system of that event stream; default defaultSystem, else local')),
-    deployments: Type.Optional(
-      Type.Array(Type.String({ minLength: 1 }), {
-        minItems: 1,
-        description: 'deployment ids of the target runner allowed to run the event',
-      }),
-    ),
-    inject: Type.Optional(
-      Type.Boolean({ description: 'resolve %%path%%, ${{VALUE}} and #{{SECRET}} placeholders; default false' }),
-    ),
-    followAck: Type.Optional(
-      Type.Boolean({ description: 'an ACK status continues the saga instead of ending it; default false' }),
-    ),
-    responseSystem: Type.Optional(NameOf('system of the reply, when not the default reply route')),
-    responseStream: Type.Optional(NameOf('stream of the reply, when not the default reply route')),
-    timeout: Type.Optional(DurationSchema),
-  },
-  { ...strict, description: 'event step: handler, action, version and its arguments' },
-);
-
-export const ErrorSpecSchema = Type.Object(
-  {
-    code: Type.Optional(
-      Type.String({ pattern: '^[A-Z][A-Z0-9_]{1,63}$', description: 'the error code clients see (UPPER_CASE)' }),
-    ),
-    message: Type.Optional(Type.String({ maxLength: 1024, description: "the problem's detail" })),
-    http: Type.Optional(HttpStatus("the HTTP status; default 500, or the earlier step error's")),
-  },
-  { ...strict, description: 'fail: the error { code, message, http }; default the last step error' },
-);
-
-const StepType = Type.Union(
-  [
-    Type.Literal('start'),
-    Type.Literal('event'),
-    Type.Literal('transform'),
-    Type.Literal('condition'),
-    Type.Literal('success'),
-    Type.Literal('fail'),
-  ],
-  { description: 'one of start, event, transform, condition, success, fail' },
-);
-
-export const StepSchema = Type.Object(
-  {
-    id: NameOf("the step's id, unique in the saga; links name it"),
-    type: StepType,
-    name: Type.Optional(Type.String({ description: 'a display name (graphs)' })),
-    description: Type.Optional(Type.String({ description: 'free text' })),
-    stroke: Type.Optional(Type.String({ description: 'outline colour in graphs' })),
-    fill: Type.Optional(Type.String({ description: 'fill colour in graphs' })),
-    autoFail: Type.Optional(
-      Type.Boolean({ description: "a failure of this step ends the saga FAIL; default the saga's autoFail" }),
-    ),
-    links: Type.Optional(Type.Array(LinkSchema, { description: 'where to go next: { to, when?, priority? }' })),
-    eventMeta: Type.Optional(EventMetaSchema),
-    expression: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 65536,
-        description: 'JSONata over the payload ($request, $user, $error, $status bound): transform and condition steps',
-      }),
-    ),
-    outputElement: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 256,
-        description:
-          'transform: where the result goes (absent = replaces the payload); success: the part that is the response',
-      }),
-    ),
-    http: Type.Optional(HttpStatus('success: the HTTP status, e.g. 201; default 200')),
-    error: Type.Optional(ErrorSpecSchema),
-  },
-  {
-    ...strict,
-    // Each kind requires its own settings; ajv reports the missing one at the step's path.
-    allOf: [
-      { if: { properties: { type: { const: 'event' } } }, then: { required: ['eventMeta'] } },
-      { if: { properties: { type: { enum: ['transform', 'condition'] } } }, then: { required: ['expression'] } },
-    ],
-  },
-);
-
-export const SagaSchema = Type.Object(
-  {
-    id: NameOf("the saga's id, unique in its runner"),
-    path: Type.String({
-      pattern: '^/',
-      maxLength: 512,
-      description:
-        'the request path it serves after /api/request or /api/stream; :name segments become parameters.name',
-    }),
-    methods: Type.Optional(Type.Array(HttpMethod, { minItems: 1, description: 'default [GET]' })),
-    version: Type.Optional(
-      Type.Integer({
-        minimum: 0,
-        description: "a label of your own for the saga's revision; sagaway does not read it",
-      }),
-    ),
-    description: Type.Optional(Type.String({ description: 'free text' })),
-    autoFail: Type.Optional(Type.Boolean({ description: 'any failed step ends the saga FAIL; default false' })),
-    roles: Type.Optional(
-      Type.Array(Type.String(), { description: 'the caller needs one of these roles (checked by the runner)' }),
-    ),
-    timeout: Type.Optional(DurationSchema),
-    steps: Type.Array(StepSchema, {
-      minItems: 1,
-      description: 'the graph: exactly one start step, links between steps',
-    }),
-  },
-  strict,
-);
+export { DurationSchema, SizeSchema } from '../core/schema-kit.js';
+export { EventMetaSchema, ErrorSpecSchema, LinkSchema, SagaSchema, StepSchema } from '../saga/schema.js';
+export type { RawEventMeta, RawLink, RawSaga, RawStep } from '../saga/schema.js';
 
 // ---------------------------------------------------------------- runners
 
@@ -615,10 +420,6 @@ export const ConfigSchema = Type.Object(
 export const SagaFileSchema = Type.Union([SagaSchema, Type.Array(SagaSchema)]);
 
 export type RawConfig = Static<typeof ConfigSchema>;
-export type RawSaga = Static<typeof SagaSchema>;
-export type RawStep = Static<typeof StepSchema>;
-export type RawLink = Static<typeof LinkSchema>;
-export type RawEventMeta = Static<typeof EventMetaSchema>;
 export type RawRunner = Static<typeof RunnerSchema>;
 export type RawSystem = Static<typeof SystemSchema>;
 export type RawState = Static<typeof StateSchema>;

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewaySettings } from '../config/settings.js';
 import type { Principal } from '../core/types.js';
-import type { SagaService } from '../systems/system.js';
+import type { SagaService } from '../core/messages.js';
 import { ApiMap, type CompiledApi } from './api-map.js';
 import type { AuthDecision, Authenticator } from './auth.js';
 import { extractCredential, type Credential } from './auth-credentials.js';

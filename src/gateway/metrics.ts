@@ -107,6 +107,10 @@ export class GatewayMetrics {
   private readonly latency = new Histograms('sagaway_http_request_duration_seconds', 'route', BUCKETS);
   /** open SSE streams */
   activeStreams = 0;
+  /** timers armed by stream loops (heartbeat, wait, stall): each open stream holds one or two */
+  streamTimers = 0;
+  /** saga runs in flight on behalf of streams */
+  streamRuns = 0;
   readonly polls = new PlainCounter();
   readonly events = new PlainCounter();
   readonly bytes = new PlainCounter();
@@ -127,6 +131,12 @@ export class GatewayMetrics {
       ),
       collectable('sagaway_streams_active', 'open SSE streams', 'gauge', () => [
         { value: this.activeStreams, labels: {} },
+      ]),
+      collectable('sagaway_stream_timers', 'timers armed by stream loops (heartbeat, wait, stall)', 'gauge', () => [
+        { value: this.streamTimers, labels: {} },
+      ]),
+      collectable('sagaway_stream_runs_in_flight', 'saga runs in flight for streams', 'gauge', () => [
+        { value: this.streamRuns, labels: {} },
       ]),
       collectable('sagaway_stream_polls_total', 'saga runs made by stream loops', 'counter', plain(this.polls)),
       collectable(

@@ -9,7 +9,7 @@ import Fastify, {
 } from 'fastify';
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../core/logger.js';
-import type { SagaService } from '../systems/system.js';
+import type { SagaService } from '../core/messages.js';
 import { ApiMap, ROUTED_METHODS } from './api-map.js';
 import { Authenticator } from './auth.js';
 import { admitter, FORM_PREFIX, type GatewayContext } from './context.js';
@@ -28,8 +28,6 @@ import { registerStatic } from './static.js';
 import { registerStatusRoute, type StatusSource } from './status-route.js';
 import { StreamRegistry } from './stream-limits.js';
 import { streamHandler } from './stream-route.js';
-
-export { gatewaySettingsForTest, type GatewaySettingsInput } from './test-settings.js';
 
 /** Options of createGateway. */
 export interface GatewayOptions {
@@ -253,7 +251,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       const address = app.server.address();
       return { port: typeof address === 'object' && address !== null ? address.port : (port ?? 0) };
     },
-    stats: () => ({ streams: ctx.streams.size, timers: ctx.streams.timers, streamRuns: ctx.streams.runs }),
+    stats: () => ({ streams: ctx.streams.size, timers: metrics.streamTimers, streamRuns: metrics.streamRuns }),
     close(): Promise<void> {
       closing ??= (async () => {
         ctx.streams.stopAll();

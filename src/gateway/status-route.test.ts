@@ -7,7 +7,8 @@ import { silentLogger } from '../core/logger.js';
 import { createState } from '../states/index.js';
 import { Journal, JournalReader } from '../runner/journal.js';
 import type { State } from '../states/state.js';
-import { createGateway, gatewaySettingsForTest, type Gateway } from './server.js';
+import { gatewaySettingsForTest } from '../../test/gateway/settings-for-test.js';
+import { createGateway, type Gateway } from './server.js';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 let gw: Gateway;

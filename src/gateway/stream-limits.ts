@@ -1,7 +1,7 @@
 /**
  * Stream admission (DESIGN §7): at most `maxPerClient` open streams per client (the principal,
  * or the source address when anonymous) and `maxStreams` in total. Also keeps the set of open
- * streams, so that closing the gateway can end them, and counts live timers for tests.
+ * streams, so that closing the gateway can end them.
  */
 
 /** Why a stream was refused. */
@@ -17,10 +17,6 @@ export class StreamRegistry {
   private readonly perClient = new Map<string, number>();
   private readonly open = new Set<Stoppable>();
   private total = 0;
-  /** timers currently armed by stream loops (heartbeat, wait, stall) */
-  timers = 0;
-  /** saga runs in flight on behalf of streams */
-  runs = 0;
 
   constructor(
     private readonly maxPerClient: number,

@@ -5,7 +5,7 @@ import { Cancel } from '../core/cancel.js';
 import { ERROR_CODES, isKnownCode, toErrorInfo } from '../core/errors.js';
 import { isObject } from '../core/path.js';
 import type { Principal, SagaRequest, SagaResult } from '../core/types.js';
-import type { SagaService } from '../systems/system.js';
+import type { SagaService } from '../core/messages.js';
 import { MAX_NEXT_JSON, type CursorCodec, type CursorPosition } from './cursor.js';
 import type { GatewayMetrics } from './metrics.js';
 import { failureProblem } from './outcome.js';
@@ -81,7 +81,7 @@ export class StreamLoop {
     private readonly res: ServerResponse,
   ) {
     this.heartbeat = setTimeout(this.ping, shared.settings.heartbeatMs);
-    shared.registry.timers++;
+    shared.metrics.streamTimers++;
     shared.registry.add(this);
     shared.metrics.activeStreams++;
     res.on('close', this.stop);
@@ -93,7 +93,7 @@ export class StreamLoop {
     this.closed = true;
     const { registry, metrics } = this.shared;
     clearTimeout(this.heartbeat);
-    registry.timers--;
+    metrics.streamTimers--;
     this.disarm();
     this.poll?.abort();
     this.wake?.();
@@ -173,7 +173,7 @@ export class StreamLoop {
   }
 
   private async runSaga(previous: unknown): Promise<SagaResult> {
-    const { service, registry, metrics, timeoutMs } = this.shared;
+    const { service, metrics, timeoutMs } = this.shared;
     const spec = this.spec;
     const poll = new Cancel();
     this.poll = poll;
@@ -193,13 +193,13 @@ export class StreamLoop {
       },
     };
     metrics.polls.inc();
-    registry.runs++;
+    metrics.streamRuns++;
     try {
       return await service.run(spec.runner, req);
     } catch (err) {
       return { outcome: 'FAIL', http: 500, error: toErrorInfo(err) };
     } finally {
-      registry.runs--;
+      metrics.streamRuns--;
       if (this.poll === poll) this.poll = undefined;
     }
   }
@@ -293,17 +293,17 @@ export class StreamLoop {
     this.disarm();
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.shared.registry.timers--;
+      this.shared.metrics.streamTimers--;
       fn();
     }, ms);
-    this.shared.registry.timers++;
+    this.shared.metrics.streamTimers++;
   }
 
   private disarm(): void {
     if (this.timer !== undefined) {
       clearTimeout(this.timer);
       this.timer = undefined;
-      this.shared.registry.timers--;
+      this.shared.metrics.streamTimers--;
     }
   }
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor } from './stream-wait.js';
-import { gatewaySettingsForTest } from './test-settings.js';
+import { gatewaySettingsForTest } from '../../test/gateway/settings-for-test.js';
 
 const s = gatewaySettingsForTest({ stream: { defaultWaitMs: 1000, minWaitMs: 50, maxWaitMs: 60_000 } }).stream;
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fakeEnv } from '../../test/states/fake-handler-env.js';
-import { isAck } from '../runner/handler-api.js';
+import { isAck } from './api.js';
 import { MemoryState } from '../states/memory.js';
 import type { StateRecord } from '../states/state.js';
 import { actionHandler, fillTemplate } from './action.js';

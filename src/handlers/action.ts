@@ -1,9 +1,9 @@
 import { SagawayError } from '../core/errors.js';
 import { isForbiddenKey, isObject } from '../core/path.js';
 import { EventMetaSchema, type RawEventMeta } from '../config/schema.js';
-import type { ActionContext, HandlerEnv, HandlerFactory } from '../runner/handler-api.js';
-import { readSlot } from '../runner/inject.js';
-import type { EventReply } from '../systems/system.js';
+import type { ActionContext, HandlerEnv, HandlerFactory } from './api.js';
+import { readSlot } from './action-slot.js';
+import type { EventReply } from '../core/messages.js';
 import { nested } from './nesting.js';
 import { checkIdLength, domainState, objectInput, stringParameter } from './params.js';
 

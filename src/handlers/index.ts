@@ -1,4 +1,4 @@
-import type { HandlerFactory } from '../runner/handler-api.js';
+import type { HandlerFactory } from './api.js';
 import { actionHandler } from './action.js';
 import { queryHandler } from './query.js';
 import { readHandler } from './read.js';

@@ -1,6 +1,6 @@
 import { SagawayError } from '../core/errors.js';
 import { isForbiddenKey, isObject } from '../core/path.js';
-import type { ActionContext } from '../runner/handler-api.js';
+import type { ActionContext } from './api.js';
 import type { State } from '../states/state.js';
 import { MAX_ID_LENGTH } from '../states/write-plan.js';
 

@@ -1,5 +1,5 @@
 import { SagawayError } from '../core/errors.js';
-import type { ActionContext, HandlerFactory } from '../runner/handler-api.js';
+import type { ActionContext, HandlerFactory } from './api.js';
 import type { QueryResult } from '../states/state.js';
 import { domainState, objectInput, stringParameter } from './params.js';
 

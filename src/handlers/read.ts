@@ -1,6 +1,6 @@
 import { SagawayError } from '../core/errors.js';
 import { isObject } from '../core/path.js';
-import type { ActionContext, HandlerFactory } from '../runner/handler-api.js';
+import type { ActionContext, HandlerFactory } from './api.js';
 import type { ListPage, StateRecord } from '../states/state.js';
 import { domainState, intParameter, requiredId, stringParameter } from './params.js';
 

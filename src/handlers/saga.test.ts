@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fakeEnv } from '../../test/states/fake-handler-env.js';
 import type { SagaResult } from '../core/types.js';
-import { isAck } from '../runner/handler-api.js';
+import { isAck } from './api.js';
 import { sagaHandler } from './saga.js';
 
 test('StartSaga passes target and input and answers the nested outcome', async () => {

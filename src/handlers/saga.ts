@@ -1,5 +1,5 @@
 import { SagawayError } from '../core/errors.js';
-import type { ActionContext, HandlerEnv, HandlerFactory } from '../runner/handler-api.js';
+import type { ActionContext, HandlerEnv, HandlerFactory } from './api.js';
 import { nested } from './nesting.js';
 import { objectInput, stringParameter } from './params.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { fakeEnv } from '../../test/states/fake-handler-env.js';
-import { isAck } from '../runner/handler-api.js';
+import { isAck } from './api.js';
 import { MemoryState } from '../states/memory.js';
 import { SqliteState } from '../states/sqlite.js';
 import type { State } from '../states/state.js';

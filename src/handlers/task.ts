@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { SagawayError } from '../core/errors.js';
 import { isObject } from '../core/path.js';
 import { parseDuration } from '../core/units.js';
-import type { ActionContext, AckResult, HandlerFactory } from '../runner/handler-api.js';
+import type { ActionContext, AckResult, HandlerFactory } from './api.js';
 import type { State, StateRecord } from '../states/state.js';
 import { checkIdLength, domainState, stringParameter } from './params.js';
 

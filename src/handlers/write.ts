@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ActionContext, HandlerFactory } from '../runner/handler-api.js';
+import type { ActionContext, HandlerFactory } from './api.js';
 import type { StateRecord, WriteOptions } from '../states/state.js';
 import { domainState, intParameter, optionalId, recordData, requiredId } from './params.js';
 

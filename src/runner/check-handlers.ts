@@ -2,7 +2,7 @@ import type { Report } from '../config/compile.js';
 import type { Settings } from '../config/settings.js';
 import { SagawayError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
-import type { HandlerEnv, HandlerFactory } from './handler-api.js';
+import type { HandlerEnv, HandlerFactory } from '../handlers/api.js';
 import { HandlerRegistry, importHandlerModule, isModuleEntry } from './registry.js';
 
 /**

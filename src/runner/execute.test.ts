@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Cancel } from '../core/cancel.js';
 import { silentLogger } from '../core/logger.js';
-import type { EventMessage } from '../systems/system.js';
+import type { EventMessage } from '../core/messages.js';
 import { executeEvent, type ExecutorDeps } from './execute.js';
 import { HandlerRegistry } from './registry.js';
 

@@ -1,4 +1,5 @@
 import { SagawayError } from '../core/errors.js';
+import { readSlot } from '../handlers/action-slot.js';
 import { isForbiddenKey, isObject, parsePath, readPath } from '../core/path.js';
 import type { Payload, RequestContext } from '../core/types.js';
 import type { EffectiveSettings } from './effective-settings.js';
@@ -155,17 +156,6 @@ function resolveOne(m: RegExpExecArray, input: unknown, pass: Pass): unknown {
   if (secret === undefined) throw new SagawayError('INJECT_UNRESOLVED', `secret "${secretName}" is not set`);
   if (secret !== '') pass.secretsUsed.push(secret);
   return secret;
-}
-
-/** An action record slot: the TakeAction step's parameter `name`, else the default (500: a record's fault). */
-export function readSlot(
-  name: string,
-  fallback: string | undefined,
-  params: Readonly<Record<string, unknown>>,
-): unknown {
-  if (name !== 'action' && Object.hasOwn(params, name) && params[name] !== undefined) return params[name];
-  if (fallback !== undefined) return fallback;
-  throw new SagawayError('INJECT_UNRESOLVED', `action record placeholder %%param_${name}%% has no parameter "${name}"`);
 }
 
 function readVariable(name: string, input: unknown, params: Record<string, unknown>, src: InjectSources): unknown {

@@ -2,7 +2,7 @@ import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SagawayError } from '../core/errors.js';
 import { isObject } from '../core/path.js';
-import type { ActionFn, HandlerDefinition, HandlerEnv, HandlerFactory } from './handler-api.js';
+import type { ActionFn, HandlerDefinition, HandlerEnv, HandlerFactory } from '../handlers/api.js';
 
 /**
  * The handlers a runner offers: built-ins by name and user modules by path. Lookups are strict:

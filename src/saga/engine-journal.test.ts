@@ -4,7 +4,7 @@ import type { SagaDefinition } from '../config/settings.js';
 import { SagawayError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import type { Payload } from '../core/types.js';
-import type { EventMessage, EventReply } from '../systems/system.js';
+import type { EventMessage, EventReply } from '../core/messages.js';
 import { runSaga, type EngineDeps } from './engine.js';
 import { compileSaga } from './graph.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { RawSaga, RawStep } from '../config/schema.js';
+import type { RawSaga, RawStep } from './schema.js';
 import { startTestHost, type TestHost } from '../testing/index.js';
 import { PROBE_HANDLER } from '../testing/probe-handler.js';
 

@@ -4,7 +4,7 @@ import { httpFor, SagawayError, toErrorInfo, type ErrorInfo } from '../core/erro
 import type { Logger } from '../core/logger.js';
 import { isObject } from '../core/path.js';
 import type { EventStatus, Payload, RequestContext, SagaResult } from '../core/types.js';
-import type { EventMessage, EventReply } from '../systems/system.js';
+import type { EventMessage, EventReply } from '../core/messages.js';
 import { conditionValue } from './expression.js';
 import {
   selectLink,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { RawSaga } from '../config/schema.js';
+import type { RawSaga } from './schema.js';
 import { checkSaga, compileSaga, selectLink } from './graph.js';
 
 const errors = (saga: RawSaga) =>

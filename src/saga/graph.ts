@@ -1,6 +1,6 @@
-import type { RawEventMeta, RawSaga, RawStep } from '../config/schema.js';
+import type { RawEventMeta, RawSaga, RawStep } from './schema.js';
 import { SagawayError } from '../core/errors.js';
-import { parsePath, parsePathCached, type PayloadPath } from '../core/path.js';
+import { parsePath } from '../core/path.js';
 import { parseDuration } from '../core/units.js';
 import { compileExpression, type Expression } from './expression.js';
 import { parseElements, parseOutputSpec, type OutputSpec, type ParsedElements } from './payload.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { RawSaga } from '../config/schema.js';
+import type { RawSaga } from './schema.js';
 import { startTestHost } from '../testing/index.js';
 import { PROBE_HANDLER } from '../testing/probe-handler.js';
 

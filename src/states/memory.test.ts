@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runStateContract } from './contract.js';
+import { runStateContract } from '../../test/states/contract.js';
 import { MemoryState } from './memory.js';
 
 runStateContract('memory', async (table, options) => {

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { runStateContract } from './contract.js';
+import { runStateContract } from '../../test/states/contract.js';
 import { SqliteState } from './sqlite.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'sagaway-sqlite-'));

@@ -3,7 +3,8 @@ import type { Cancellable } from '../core/cancel.js';
 import { SagawayError, toErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { SagaRequest, SagaResult } from '../core/types.js';
-import type { EventMessage, EventReply, System } from './system.js';
+import type { EventMessage, EventReply } from '../core/messages.js';
+import type { System } from './system.js';
 
 /** A runner as the local system sees it (structurally, so systems never import the runner layer). */
 export interface LocalEndpoint {

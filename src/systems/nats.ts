@@ -8,8 +8,18 @@ import type { SagaRequest, SagaResult } from '../core/types.js';
 import { ADVERTISE_INTERVAL_MS, Directory } from './nats/directory.js';
 import { Names } from './nats/names.js';
 import type { PendingEvent, PendingReplies } from './nats/pending.js';
-import { decode, encode, failResult, isReplyWire, runWire, WIRE_VERSION, type EventWire, type ReplyRoute } from './nats/wire.js';
-import type { EventMessage, EventReply, System } from './system.js';
+import {
+  decode,
+  encode,
+  failResult,
+  isReplyWire,
+  runWire,
+  WIRE_VERSION,
+  type EventWire,
+  type ReplyRoute,
+} from './nats/wire.js';
+import type { EventMessage, EventReply } from '../core/messages.js';
+import type { System } from './system.js';
 
 /** How long past a saga's deadline the gateway waits for a runner's answer (the runner answers TIMEOUT itself). */
 const RUN_GRACE_MS = 2000;

@@ -2,13 +2,9 @@ import { connect } from 'node:net';
 import type { Settings } from '../../src/config/settings.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { SagaRequest, SagaResult } from '../../src/core/types.js';
-import {
-  createGateway,
-  gatewaySettingsForTest,
-  type Gateway,
-  type GatewaySettingsInput,
-} from '../../src/gateway/server.js';
-import type { SagaService } from '../../src/systems/system.js';
+import { createGateway, type Gateway } from '../../src/gateway/server.js';
+import { gatewaySettingsForTest, type GatewaySettingsInput } from './settings-for-test.js';
+import type { SagaService } from '../../src/core/messages.js';
 
 /** Test harness of the gateway: full Settings around gateway settings, and scriptable services. */
 

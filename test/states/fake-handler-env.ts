@@ -11,11 +11,11 @@ import {
   type HandlerDefinition,
   type HandlerEnv,
   type HandlerFactory,
-} from '../../src/runner/handler-api.js';
+} from '../../src/handlers/api.js';
 import { resolveEffectiveSettings } from '../../src/runner/effective-settings.js';
 import { injectSettings } from '../../src/runner/inject.js';
 import type { State } from '../../src/states/state.js';
-import type { EventReply } from '../../src/systems/system.js';
+import type { EventReply } from '../../src/core/messages.js';
 
 /**
  * A small stand-in for the runner around the built-in handlers, for their unit tests: states by

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
-import { runStateContract } from '../../src/states/contract.js';
+import { runStateContract } from './contract.js';
 import { createState } from '../../src/states/index.js';
 import { PostgresState } from '../../src/states/postgres.js';
 import { silentLogger } from '../../src/core/logger.js';

@@ -6,7 +6,7 @@ import type { Settings, SystemSettings } from '../../config/settings.js';
 import { SagawayError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { silentLogger } from '../../core/logger.js';
-import { ack, type ActionContext, type HandlerEnv } from '../../runner/handler-api.js';
+import { ack, type ActionContext, type HandlerEnv } from '../api.js';
 import { httpSystem, startLoopback, type LoopbackServer } from '../../../test/handlers/rest-loopback.js';
 import { createRestHandler, restHandler } from './index.js';
 
@@ -17,7 +17,16 @@ function fakeEnv(systems: Record<string, SystemSettings>): HandlerEnv {
   };
   return {
     settings: { systems } as unknown as Settings,
-    runner: { name: 'r', deployment: '1', handlers: ['rest'], sagas: [], plans: [], actions: {}, streams: {}, maxSteps: 1000 },
+    runner: {
+      name: 'r',
+      deployment: '1',
+      handlers: ['rest'],
+      sagas: [],
+      plans: [],
+      actions: {},
+      streams: {},
+      maxSteps: 1000,
+    },
     log: silentLogger(),
     state: unused,
     runEvent: unused,

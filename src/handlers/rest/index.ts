@@ -1,6 +1,6 @@
 import type { HttpSystemSettings, Settings } from '../../config/settings.js';
 import { SagawayError } from '../../core/errors.js';
-import type { ActionContext, HandlerDefinition, HandlerEnv, HandlerFactory } from '../../runner/handler-api.js';
+import type { ActionContext, HandlerDefinition, HandlerEnv, HandlerFactory } from '../api.js';
 import { RestClient, type RestClientOptions } from './client.js';
 import { buildRequest } from './request.js';
 

@@ -4,7 +4,7 @@ import { SagawayError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
 import { NatsSystem } from '../nats.js';
-import type { SagaService } from '../system.js';
+import type { SagaService } from '../../core/messages.js';
 import { ADVERTISE_INTERVAL_MS } from './directory.js';
 import { PendingReplies } from './pending.js';
 import { NatsServer, type NatsEndpoint, type ServeObserver } from './serve.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { silentLogger } from '../../core/logger.js';
-import type { EventReply } from '../system.js';
+import type { EventReply } from '../../core/messages.js';
 import { PendingReplies, type PendingEvent } from './pending.js';
 
 function pending(eventId: string, targets: number, got: EventReply[]): PendingEvent {

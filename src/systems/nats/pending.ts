@@ -1,6 +1,6 @@
 import { toErrorInfo, SagawayError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import type { EventReply } from '../system.js';
+import type { EventReply } from '../../core/messages.js';
 import type { Target } from './directory.js';
 
 /** An event waiting for its reply. */

@@ -6,7 +6,7 @@ import { toErrorInfo } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
 import type { NatsSystem } from '../nats.js';
-import type { EventMessage, EventReply } from '../system.js';
+import type { EventMessage, EventReply } from '../../core/messages.js';
 import { ADVERTISE_INTERVAL_MS, type Advertisement } from './directory.js';
 import { decode, encode, failResult, isEventWire, isRunWire, WIRE_VERSION, type EventWire } from './wire.js';
 

@@ -1,7 +1,7 @@
 import { SagawayError, type ErrorInfo } from '../../core/errors.js';
 import { isObject } from '../../core/path.js';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
-import type { EventMessage, EventReply } from '../system.js';
+import type { EventMessage, EventReply } from '../../core/messages.js';
 
 /**
  * What crosses NATS, as JSON. Every message carries `v` (format version) so that a future

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
-import type { State, StateRecord } from './state.js';
+import type { State, StateRecord } from '../../src/states/state.js';
 
 /**
  * The one contract suite every state implementation passes (memory, sqlite, postgres, and any

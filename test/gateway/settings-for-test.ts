@@ -1,4 +1,4 @@
-import type { GatewaySettings } from '../config/settings.js';
+import type { GatewaySettings } from '../../src/config/settings.js';
 
 /** Partial gateway settings for tests: nested blocks may be partial too. */
 export interface GatewaySettingsInput {

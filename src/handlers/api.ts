@@ -85,11 +85,11 @@ export interface HandlerEnv {
    * `params` fill the meta's `%%param_<name>%%` slots in the inject pass of the executing runner.
    */
   runEvent(
-    meta: import('../config/schema.js').RawEventMeta,
+    meta: import('../core/messages.js').EventMetaSpec,
     payload: Record<string, unknown>,
     parent: ActionContext,
     params?: Record<string, unknown>,
-  ): Promise<import('../systems/system.js').EventReply>;
+  ): Promise<import('../core/messages.js').EventReply>;
   /** run another saga of this runner by id or path (saga.StartSaga) */
   runSaga(
     target: { saga?: string; path?: string; method?: string },
