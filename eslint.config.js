@@ -3,6 +3,47 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import regexp from 'eslint-plugin-regexp';
 
+/**
+ * The layers of src/, lowest first (CONVENTIONS.md, README "How it is built"): a folder imports
+ * only the folders listed for it. Data flows gateway -> runner -> saga -> runner dispatch ->
+ * handler -> state; the message types that cross layers live in core/messages.ts.
+ */
+export const LAYERS = {
+  core: [],
+  saga: ['core'],
+  config: ['core', 'saga'],
+  states: ['core', 'config'],
+  systems: ['core', 'config'],
+  handlers: ['core', 'config', 'states'],
+  runner: ['core', 'saga', 'config', 'states', 'systems', 'handlers'],
+  gateway: ['core', 'saga', 'config', 'states', 'systems', 'handlers', 'runner'],
+  testing: ['core', 'saga', 'config', 'states', 'systems', 'handlers', 'runner', 'gateway'],
+  cli: ['core', 'saga', 'config', 'states', 'systems', 'handlers', 'runner', 'gateway', 'testing'],
+};
+
+/** no-restricted-imports for one folder: any relative import that reaches a folder it may not use. */
+function layerRule(folder) {
+  const allowed = LAYERS[folder];
+  const forbidden = Object.keys(LAYERS).filter((f) => f !== folder && !allowed.includes(f));
+  return {
+    files: [`src/${folder}/**/*.ts`],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^(\\.\\./)+(${forbidden.join('|')})(/|\\.js$)`,
+              message: `layer order: ${folder}/ may import only ${allowed.join(', ') || 'nothing else in src/'} (eslint.config.js LAYERS)`,
+            },
+          ],
+        },
+      ],
+    },
+  };
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'bench/node_modules/', 'coverage/', 'examples/**/data/'] },
   js.configs.recommended,
@@ -27,6 +68,21 @@ export default tseslint.config(
       'regexp/use-ignore-case': 'off',
       'regexp/prefer-d': 'off',
       'regexp/control-character-escape': 'off',
+    },
+  },
+  ...Object.keys(LAYERS)
+    .filter((folder) => folder !== 'cli')
+    .map(layerRule),
+  // Promises in library code are awaited or handed on; a fire-and-forget one says so with `void`
+  // and a comment (a rejected promise nobody handles ends the process).
+  // (Not in tests: node:test's test() returns a promise that the runner itself tracks.)
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
     },
   },
   {

@@ -4,19 +4,19 @@ import { isForbiddenKey } from '../core/path.js';
 import { parseDuration, parseSize } from '../core/units.js';
 import { checkSaga, planSaga, type CompiledSaga } from '../saga/graph.js';
 import { compileApiRate, compileLimits, limitIssues } from './compile-limits.js';
-import { DEFAULT_MAX_PAGE_BYTES } from '../states/list-options.js';
 import { isLayerField } from './layer-fields.js';
 import type { RawConfig, RawEventMeta, RawRunner, RawState, RawSystem } from './schema.js';
-import type {
-  GatewaySettings,
-  RunnerSettings,
-  SagaDefinition,
-  SecretsSettings,
-  Settings,
-  StateSettings,
-  StreamBindingSettings,
-  StructuralActionSettings,
-  SystemSettings,
+import {
+  DEFAULT_MAX_PAGE_BYTES,
+  type GatewaySettings,
+  type RunnerSettings,
+  type SagaDefinition,
+  type SecretsSettings,
+  type Settings,
+  type StateSettings,
+  type StreamBindingSettings,
+  type StructuralActionSettings,
+  type SystemSettings,
 } from './settings.js';
 
 /** Handler names that are built in (DESIGN §2); anything else in `handlers` is a module path. */

@@ -231,3 +231,10 @@ export interface Settings {
 }
 
 export type { RawEventMeta };
+
+/**
+ * Default byte budget (`states.X.maxPageSize`) of one list page: a page stops early (with `next`, so nothing is lost)
+ * once the JSON text of its records' data reaches it, which bounds what one list() holds in
+ * memory whatever the records' sizes. The first record of a page always fits.
+ */
+export const DEFAULT_MAX_PAGE_BYTES = 4 * 1024 * 1024;

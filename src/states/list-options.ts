@@ -10,12 +10,7 @@ import type { ListOptions } from './state.js';
 export const DEFAULT_LIMIT = 100;
 /** Largest page size; larger limits are clamped. */
 export const MAX_LIMIT = 1000;
-/**
- * Default byte budget of one list page: a page stops early (with `next`, so nothing is lost)
- * once the JSON text of its records' data reaches it, which bounds what one list() holds in
- * memory whatever the records' sizes. The first record of a page always fits.
- */
-export const DEFAULT_MAX_PAGE_BYTES = 4 * 1024 * 1024;
+export { DEFAULT_MAX_PAGE_BYTES } from '../config/settings.js';
 /** Largest `skip`: deeper offsets are what cursors are for. */
 export const MAX_SKIP = 100_000;
 

@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { ESLint } from 'eslint';
+
+/**
+ * The layer order of src/ is enforced by lint (eslint.config.js LAYERS): an import that breaks it
+ * fails `npm run lint`. These fixtures are linted as if they were files of those folders.
+ */
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+// The fixtures are not files of the TypeScript project: lint them without the type-checked rules.
+const eslint = new ESLint({
+  cwd: root,
+  overrideConfig: {
+    files: ['src/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: false, project: null } },
+    rules: { '@typescript-eslint/no-floating-promises': 'off', '@typescript-eslint/no-misused-promises': 'off' },
+  },
+});
+
+async function layerErrors(file: string, text: string): Promise<string[]> {
+  const [result] = await eslint.lintText(text, { filePath: join(root, file) });
+  return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+}
+
+test('a state that imports the gateway breaks the layer order', async () => {
+  const errors = await layerErrors(
+    'src/states/fixture-layer.ts',
+    "import { createGateway } from '../gateway/server.js';\nexport const x = createGateway;\n",
+  );
+  assert.equal(errors.length, 1);
+  assert.match(errors[0]!, /layer order: states\/ may import only core, config/);
+});
+
+test('the saga engine may not import config, nor a nested folder reach up past its layer', async () => {
+  assert.equal(
+    (
+      await layerErrors(
+        'src/saga/fixture-layer.ts',
+        "import type { Settings } from '../config/settings.js';\nexport type S = Settings;\n",
+      )
+    ).length,
+    1,
+  );
+  assert.equal(
+    (
+      await layerErrors(
+        'src/systems/nats/fixture-layer.ts',
+        "import { Runner } from '../../runner/runner.js';\nexport const r = Runner;\n",
+      )
+    ).length,
+    1,
+  );
+  assert.equal(
+    (
+      await layerErrors(
+        'src/core/fixture-layer.ts',
+        "import { runSaga } from '../saga/engine.js';\nexport const r = runSaga;\n",
+      )
+    ).length,
+    1,
+  );
+});
+
+test('the same imports from a higher layer are allowed', async () => {
+  assert.deepEqual(
+    await layerErrors(
+      'src/cli/fixture-layer.ts',
+      "import { createGateway } from '../gateway/server.js';\nexport const x = createGateway;\n",
+    ),
+    [],
+  );
+  assert.deepEqual(
+    await layerErrors(
+      'src/runner/fixture-layer.ts',
+      "import { runSaga } from '../saga/engine.js';\nexport const r = runSaga;\n",
+    ),
+    [],
+  );
+  assert.deepEqual(
+    await layerErrors(
+      'src/states/fixture-layer.ts',
+      "import type { Settings } from '../config/settings.js';\nexport type S = Settings;\n",
+    ),
+    [],
+  );
+});
