@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
-import { routeWarnings } from '../gateway/route-check.js';
+import { routeWarnings } from '../gateway/apis/route-check.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { checkDistributed } from '../runner/check-distributed.js';
 import { checkHandlers } from '../runner/check-handlers.js';

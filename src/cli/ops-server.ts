@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
-import { registerOps } from '../gateway/health.js';
-import type { GatewayMetrics } from '../gateway/metrics.js';
+import { registerOps } from '../gateway/http/health.js';
+import type { GatewayMetrics } from '../gateway/http/metrics.js';
 
 /** A running operations server. */
 export interface OpsServer {

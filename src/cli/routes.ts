@@ -1,6 +1,6 @@
 import type { ApiSettings, Settings } from '../config/settings.js';
 import { formatIssue, SagawayError } from '../core/errors.js';
-import { routeReport, type RouteReport } from '../gateway/route-check.js';
+import { routeReport, type RouteReport } from '../gateway/apis/route-check.js';
 import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 

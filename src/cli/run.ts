@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { SagawayError, type ErrorInfo } from '../core/errors.js';
 import { createLogger } from '../core/logger.js';
 import { isForbiddenKey, isObject } from '../core/path.js';
-import { ApiMap } from '../gateway/api-map.js';
+import { ApiMap } from '../gateway/apis/api-map.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { Host } from '../runner/host.js';
 import { createState } from '../states/index.js';

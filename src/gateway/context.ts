@@ -2,14 +2,14 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewaySettings } from '../config/settings.js';
 import type { Principal } from '../core/types.js';
 import type { SagaService } from '../core/messages.js';
-import { ApiMap, type CompiledApi } from './api-map.js';
-import type { AuthDecision, Authenticator } from './auth.js';
-import { extractCredential, type Credential } from './auth-credentials.js';
-import type { CursorCodec } from './cursor.js';
-import type { GatewayMetrics } from './metrics.js';
-import { problemFor, sendProblem } from './problem.js';
-import { parseSagaPath, type SagaPath } from './saga-path.js';
-import type { StreamRegistry } from './stream-limits.js';
+import { ApiMap, type CompiledApi } from './apis/api-map.js';
+import type { AuthDecision, Authenticator } from './auth/authenticator.js';
+import { extractCredential, type Credential } from './auth/credentials.js';
+import type { CursorCodec } from './stream/cursor.js';
+import type { GatewayMetrics } from './http/metrics.js';
+import { problemFor, sendProblem } from './http/problem.js';
+import { parseSagaPath, type SagaPath } from './apis/saga-path.js';
+import type { StreamRegistry } from './stream/limits.js';
 
 /** Everything the routes of one gateway share, built once. */
 export interface GatewayContext {

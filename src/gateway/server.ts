@@ -10,24 +10,24 @@ import Fastify, {
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../core/logger.js';
 import type { SagaService } from '../core/messages.js';
-import { ApiMap, ROUTED_METHODS } from './api-map.js';
-import { Authenticator } from './auth.js';
+import { ApiMap, ROUTED_METHODS } from './apis/api-map.js';
+import { Authenticator } from './auth/authenticator.js';
 import { admitter, FORM_PREFIX, type GatewayContext } from './context.js';
-import { CursorCodec } from './cursor.js';
-import { handleClientError, handleError, handleFrameworkError } from './errors.js';
-import { registerOps } from './health.js';
-import { isJsonContentType, JSON_MEDIA_TYPE, parseJsonBody, parseQuery, usesBody } from './input.js';
-import { GatewayMetrics, type RouteLabel } from './metrics.js';
-import { problemFor, sendProblem } from './problem.js';
-import { RateLimiter } from './rate-limit.js';
-import { correlationIdOf, requestIdFor } from './request-id.js';
-import { requestHandler } from './request-route.js';
-import { SagaRoutes } from './saga-routes.js';
-import { unmappedSagaPaths } from './route-check.js';
-import { registerStatic } from './static.js';
-import { registerStatusRoute, type StatusSource } from './status-route.js';
-import { StreamRegistry } from './stream-limits.js';
-import { streamHandler } from './stream-route.js';
+import { CursorCodec } from './stream/cursor.js';
+import { handleClientError, handleError, handleFrameworkError } from './http/errors.js';
+import { registerOps } from './http/health.js';
+import { isJsonContentType, JSON_MEDIA_TYPE, parseJsonBody, parseQuery, usesBody } from './request/input.js';
+import { GatewayMetrics, type RouteLabel } from './http/metrics.js';
+import { problemFor, sendProblem } from './http/problem.js';
+import { RateLimiter } from './http/rate-limit.js';
+import { correlationIdOf, requestIdFor } from './http/request-id.js';
+import { requestHandler } from './request/route.js';
+import { SagaRoutes } from './apis/saga-routes.js';
+import { unmappedSagaPaths } from './apis/route-check.js';
+import { registerStatic } from './http/static.js';
+import { registerStatusRoute, type StatusSource } from './http/status-route.js';
+import { StreamRegistry } from './stream/limits.js';
+import { streamHandler } from './stream/route.js';
 
 /** Options of createGateway. */
 export interface GatewayOptions {

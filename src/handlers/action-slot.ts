@@ -2,7 +2,7 @@ import { SagawayError } from '../core/errors.js';
 
 /**
  * The value of an action record's `%%param_<name>%%` slot, shared by the action handler (the
- * fields it fills itself) and the executing runner's inject pass (the rest, runner/inject.ts).
+ * fields it fills itself) and the executing runner's inject pass (the rest, runner/executor/inject.ts).
  */
 
 /** An action record slot: the TakeAction step's parameter `name`, else the default (500: a record's fault). */

@@ -3,7 +3,7 @@ import type { Settings } from '../config/settings.js';
 import { SagawayError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import type { HandlerEnv, HandlerFactory } from '../handlers/api.js';
-import { HandlerRegistry, importHandlerModule, isModuleEntry } from './registry.js';
+import { HandlerRegistry, importHandlerModule, isModuleEntry } from './executor/registry.js';
 
 /**
  * Load every runner's handlers (built-ins and user modules) without opening states, and check

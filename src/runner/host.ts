@@ -10,10 +10,10 @@ import type { NatsHub } from '../systems/nats/hub.js';
 import type { ServeObserver } from '../systems/nats/serve.js';
 import type { EventMessage, EventReply, SagaService } from '../core/messages.js';
 import type { HandlerFactory } from '../handlers/api.js';
-import { Journal, JournalReader } from './journal.js';
-import { HandlerRegistry, importHandlerModule, isModuleEntry } from './registry.js';
-import { Runner } from './runner.js';
-import { createSecretSource, type SecretSource } from './secrets.js';
+import { Journal, JournalReader } from './orchestrator/journal.js';
+import { HandlerRegistry, importHandlerModule, isModuleEntry } from './executor/registry.js';
+import { Runner } from './orchestrator/runner.js';
+import { createSecretSource, type SecretSource } from './executor/secrets.js';
 
 /** What a process hosting runners is built from. */
 export interface HostOptions {

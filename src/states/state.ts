@@ -1,7 +1,7 @@
 /**
  * The state contract (DESIGN §6.8): a named store of records `{ id, version, data }` with
  * optimistic concurrency. `memory.ts`, `sqlite.ts` and `postgres.ts` implement it, and all of
- * them pass the one contract suite in `contract.ts`.
+ * them pass the one contract suite in `test/states/contract.ts`.
  */
 
 /** One record. `version` starts at 1 and grows by one on every write. */

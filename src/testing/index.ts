@@ -13,7 +13,7 @@ import type { Principal, SagaResult } from '../core/types.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { checkHandlers } from '../runner/check-handlers.js';
 import { Host } from '../runner/host.js';
-import type { SecretSource } from '../runner/secrets.js';
+import type { SecretSource } from '../runner/executor/secrets.js';
 import { createState } from '../states/index.js';
 
 /**

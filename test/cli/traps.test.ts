@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { UNMAPPED_SAGA_DETAIL } from '../../src/gateway/api-map.js';
+import { UNMAPPED_SAGA_DETAIL } from '../../src/gateway/apis/api-map.js';
 import { createGateway } from '../../src/gateway/server.js';
 import { BUILTIN_HANDLERS } from '../../src/handlers/index.js';
 import { Host } from '../../src/runner/host.js';

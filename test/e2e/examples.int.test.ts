@@ -14,7 +14,7 @@ import { createGateway, type Gateway } from '../../src/gateway/server.js';
 import { BUILTIN_HANDLERS } from '../../src/handlers/index.js';
 import { checkHandlers } from '../../src/runner/check-handlers.js';
 import { Host } from '../../src/runner/host.js';
-import { createSecretSource } from '../../src/runner/secrets.js';
+import { createSecretSource } from '../../src/runner/executor/secrets.js';
 import { createState } from '../../src/states/index.js';
 import { pgUnavailableReason, skipOrFail } from '../states/pg-available.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import type { SecretSource } from '../../src/runner/secrets.js';
+import type { SecretSource } from '../../src/runner/executor/secrets.js';
 
 /**
  * A secret canary for the inject tests: a secret value that must never leave the runner, in any

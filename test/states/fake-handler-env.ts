@@ -12,8 +12,8 @@ import {
   type HandlerEnv,
   type HandlerFactory,
 } from '../../src/handlers/api.js';
-import { resolveEffectiveSettings } from '../../src/runner/effective-settings.js';
-import { injectSettings } from '../../src/runner/inject.js';
+import { resolveEffectiveSettings } from '../../src/runner/executor/effective-settings.js';
+import { injectSettings } from '../../src/runner/executor/inject.js';
 import type { State } from '../../src/states/state.js';
 import type { EventReply } from '../../src/core/messages.js';
 

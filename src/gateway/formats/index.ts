@@ -1,4 +1,4 @@
-import type { Format } from '../saga-path.js';
+import type { Format } from '../apis/saga-path.js';
 import { TOO_LARGE } from './budget.js';
 import { toCsv, CSV_TYPE } from './csv.js';
 import { GENERATED_HTML_CSP, HTML_TYPE, OWN_HTML_CSP, toHtml } from './html.js';

@@ -1,4 +1,4 @@
-import type { Format } from '../saga-path.js';
+import type { Format } from '../apis/saga-path.js';
 
 /**
  * Format negotiation of the one-shot form (DESIGN §8): the path extension wins, else the best

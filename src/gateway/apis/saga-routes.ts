@@ -1,0 +1,43 @@
+import type { RunnerSettings } from '../../config/settings.js';
+import { roleRefusal } from '../../core/roles.js';
+import type { Principal } from '../../core/types.js';
+import { RouteTable, type Routable } from '../../runner/orchestrator/routes.js';
+
+/**
+ * The sagas of each runner as the gateway's configuration lists them, so that the stream form
+ * can refuse a request no saga would serve (404, 405, 401, 403) before the stream opens (DESIGN
+ * §10): an EventSource then stops instead of retrying an `event: error` forever. Same matching
+ * as the runner (runner/orchestrator/routes.ts). A runner whose sagas this configuration does not list is
+ * not checked here; the runner still answers, then as an `event: error`.
+ */
+
+interface SagaRoute extends Routable {
+  roles: readonly string[];
+}
+
+/** Why no saga would serve a request. */
+export type SagaRefusal =
+  { code: 'NOT_FOUND' | 'UNAUTHORIZED' | 'FORBIDDEN' } | { code: 'METHOD_NOT_ALLOWED'; allow: string };
+
+/** Route tables of the configured runners. */
+export class SagaRoutes {
+  private readonly byRunner = new Map<string, RouteTable<SagaRoute>>();
+
+  constructor(runners: Readonly<Record<string, RunnerSettings>>) {
+    for (const [name, runner] of Object.entries(runners)) {
+      if (runner.plans.length === 0) continue;
+      this.byRunner.set(name, new RouteTable<SagaRoute>(runner.plans));
+    }
+  }
+
+  /** The refusal the runner would answer for this request, or undefined (served, or not known here). */
+  refusal(runner: string, method: string, path: string, principal: Principal): SagaRefusal | undefined {
+    const table = this.byRunner.get(runner);
+    if (!table) return undefined;
+    const match = table.match(method, path);
+    if (match.kind === 'not-found') return { code: 'NOT_FOUND' };
+    if (match.kind === 'method-not-allowed') return { code: 'METHOD_NOT_ALLOWED', allow: match.allow.join(', ') };
+    const refused = roleRefusal(match.saga.roles, principal);
+    return refused && { code: refused };
+  }
+}

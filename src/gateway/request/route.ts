@@ -1,0 +1,81 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Cancel } from '../../core/cancel.js';
+import { callerKey } from '../../core/caller.js';
+import { toErrorInfo } from '../../core/errors.js';
+import type { SagaRequest, SagaResult } from '../../core/types.js';
+import type { GatewayContext } from '../context.js';
+import { negotiate, render, TOO_LARGE } from '../formats/index.js';
+import { bodyInput, usesBody } from './input.js';
+import { failureProblem, successStatus } from './outcome.js';
+import { problemFor, sendProblem } from '../http/problem.js';
+import { correlationIdOf } from '../http/request-id.js';
+
+/**
+ * The one-shot form (`/api/request/<path>`, DESIGN §8): one saga run, one response in the
+ * negotiated format, at most `gateway.limits.maxResponse` bytes (else 502 RESPONSE_TOO_LARGE).
+ * Errors are always problem+json. When the client disconnects, the run's
+ * signal is aborted.
+ */
+export function requestHandler(ctx: GatewayContext) {
+  const maxResponse = ctx.settings.limits.maxResponse;
+  return async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const admitted = request.sagaway!;
+    const format = negotiate(admitted.sagaPath.extension, request.headers.accept);
+    if (format === null) return sendProblem(reply, problemFor('NOT_ACCEPTABLE', request.id, 'no acceptable format'));
+    const query = request.query as Record<string, unknown>;
+    const input = usesBody(request.method) ? bodyInput(request.body) : query;
+
+    // Cancelled when the client goes away; an AbortSignal is made only if something asks for it.
+    const cancel = new Cancel();
+    let gone = false;
+    const res = reply.raw;
+    res.once('close', () => {
+      if (res.writableFinished) return;
+      gone = true;
+      cancel.abort();
+    });
+    const req: SagaRequest = {
+      method: request.method,
+      path: admitted.sagaPath.path,
+      input,
+      query,
+      requestId: request.id,
+      user: admitted.principal,
+      // the scope of the run's status record, and the client's own id to find it by (request-id.ts)
+      caller: callerKey(admitted.principal, request.ip),
+      correlationId: correlationIdOf(request.headers),
+      deadline: Date.now() + ctx.settings.limits.timeoutMs,
+      cancel,
+      // for a SagaService that is not a runner of this process (they read the signal)
+      get signal(): AbortSignal {
+        return cancel.signal;
+      },
+    };
+    let result: SagaResult;
+    try {
+      result = await ctx.service.run(admitted.api.settings.runner, req);
+    } catch (err) {
+      request.log.error({ err }, 'saga service failed');
+      result = { outcome: 'FAIL', http: 500, error: toErrorInfo(err) };
+    }
+    if (gone) return reply;
+    if (result.outcome === 'FAIL' || result.outcome === 'TIMEOUT') {
+      return sendProblem(reply, failureProblem(result, request.id));
+    }
+    const status = successStatus(result);
+    if (status === 204 || status === 205) return reply.code(status).send();
+    const rendered = render(format, result.response, maxResponse, admitted.api.settings.csp);
+    if (rendered === TOO_LARGE) {
+      request.log.warn({ format, maxResponse }, 'response over gateway.limits.maxResponse refused');
+      return sendProblem(
+        reply,
+        problemFor('RESPONSE_TOO_LARGE', request.id, 'the response is larger than gateway.limits.maxResponse'),
+      );
+    }
+    if (!rendered)
+      return sendProblem(reply, problemFor('NOT_ACCEPTABLE', request.id, `the response has no ${format} form`));
+    if (rendered.headers) reply.headers(rendered.headers);
+    if (admitted.sagaPath.extension === undefined) reply.header('vary', 'Accept');
+    return reply.code(status).type(rendered.contentType).send(rendered.body);
+  };
+}

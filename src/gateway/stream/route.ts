@@ -1,0 +1,160 @@
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SagawayError } from '../../core/errors.js';
+import { callerKey, cursorBinding } from '../../core/caller.js';
+import type { Principal } from '../../core/types.js';
+import type { GatewayContext } from '../context.js';
+import type { CursorPosition } from './cursor.js';
+import { bodyInput, usesBody } from '../request/input.js';
+import { problemFor, sendProblem } from '../http/problem.js';
+import type { SagaRoutes } from '../apis/saga-routes.js';
+import { StreamLoop, type StreamShared } from './loop.js';
+
+/**
+ * The stream form (`/api/stream/<path>`, DESIGN §7): checks that a saga serves the request (404,
+ * 405, 401, 403 before the stream opens), checks the cursor (400 INVALID_CURSOR, or 204 for a
+ * finished stream), admits the stream (429/503 with Retry-After), then hands the raw response to
+ * a StreamLoop.
+ */
+
+/** Seconds a refused client is told to wait. */
+export const RETRY_AFTER_SECONDS = 5;
+
+/** Headers of every stream response (DESIGN §7). */
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+};
+
+/** Query keys that belong to the gateway, not to the saga's INPUT. */
+const GATEWAY_KEYS = ['lastEventId', 'access_token'];
+
+/** The cursor binding of a caller (core/caller.ts: anonymous callers share one, never an authenticated one's). */
+export function callerOf(principal: Principal): string {
+  return cursorBinding(principal);
+}
+
+/** The admission key of a caller (core/caller.ts): `jwt:<sub>`, `key:<name>`, or `anon:<address>`. */
+export function clientOf(principal: Principal, ip: string): string {
+  return callerKey(principal, ip);
+}
+
+function withoutGatewayKeys(query: Record<string, unknown>): Record<string, unknown> {
+  if (!GATEWAY_KEYS.some((k) => Object.hasOwn(query, k))) return query;
+  const copy = { ...query };
+  for (const k of GATEWAY_KEYS) delete copy[k];
+  return copy;
+}
+
+/** The route handler of the stream form (`sagas`: the configured sagas, to refuse early). */
+export function streamHandler(ctx: GatewayContext, sagas: SagaRoutes) {
+  const shared: StreamShared = {
+    settings: ctx.settings.stream,
+    timeoutMs: ctx.settings.limits.timeoutMs,
+    maxResponse: ctx.settings.limits.maxResponse,
+    service: ctx.service,
+    cursors: ctx.cursors,
+    registry: ctx.streams,
+    metrics: ctx.metrics,
+    log: ctx.log,
+  };
+
+  return async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const admitted = request.sagaway!;
+    const refused = sagas.refusal(
+      admitted.api.settings.runner,
+      request.method,
+      admitted.sagaPath.path,
+      admitted.principal,
+    );
+    if (refused) {
+      const headers: Record<string, string> | undefined =
+        refused.code === 'METHOD_NOT_ALLOWED'
+          ? { allow: refused.allow }
+          : refused.code === 'UNAUTHORIZED'
+            ? { 'www-authenticate': 'Bearer realm="sagaway"' }
+            : undefined;
+      return sendProblem(reply, problemFor(refused.code, request.id), headers);
+    }
+    // HEAD cannot carry events: answer the headers a stream would have, run nothing.
+    if (request.method === 'HEAD') return reply.code(200).headers(SSE_HEADERS).send();
+    const path = admitted.sagaPath.path;
+    const rawQuery = request.query as Record<string, unknown>;
+    const caller = callerOf(admitted.principal);
+
+    let start: CursorPosition | undefined;
+    const header = request.headers['last-event-id'];
+    const fromQuery = rawQuery['lastEventId'];
+    const token =
+      typeof header === 'string' && header !== ''
+        ? header
+        : typeof fromQuery === 'string' && fromQuery !== ''
+          ? fromQuery
+          : undefined;
+    if (token !== undefined) {
+      try {
+        start = ctx.cursors.decode(path, caller, token);
+      } catch (err) {
+        if (err instanceof SagawayError) return sendProblem(reply, problemFor('INVALID_CURSOR', request.id));
+        throw err;
+      }
+      // The stream already ended: 204 tells EventSource clients to stop reconnecting.
+      if (start.end) return reply.code(204).send();
+    }
+
+    const query = withoutGatewayKeys(rawQuery);
+    const input = usesBody(request.method) ? bodyInput(request.body) : query;
+
+    const client = clientOf(admitted.principal, request.ip);
+    const refusal = ctx.streams.admit(client);
+    if (refusal) {
+      ctx.metrics.reject(refusal);
+      return sendProblem(reply, problemFor(refusal, request.id), { 'retry-after': String(RETRY_AFTER_SECONDS) });
+    }
+    if (start) ctx.metrics.resumes.inc();
+
+    const credential = admitted.credential;
+    const api = admitted.api;
+    const recheck = credential
+      ? async (): Promise<boolean> => {
+          const principal = await ctx.auth.verify(credential);
+          return principal !== null && ctx.auth.authorize(api, principal).ok;
+        }
+      : async (): Promise<boolean> => true;
+
+    reply.hijack();
+    const res = reply.raw;
+    // The headers set so far (x-request-id, nosniff, RateLimit...) go out with the stream's.
+    res.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), ...SSE_HEADERS });
+    res.flushHeaders();
+    // A healthy stream may be silent between heartbeats: the connection idle timeout is for
+    // one-shot requests; streams have their own liveness (heartbeat and stallTimeout).
+    // (`fastify.inject`'s socket has no setTimeout: there is no connection to keep alive.)
+    request.raw.socket.setTimeout?.(0);
+    const loop = new StreamLoop(
+      shared,
+      {
+        runner: api.settings.runner,
+        method: request.method,
+        path,
+        input,
+        query,
+        requestId: request.id,
+        principal: admitted.principal,
+        caller,
+        client,
+        ...(start ? { start } : {}),
+        recheck,
+      },
+      res,
+    );
+    // The client may have gone while we were checking: then no 'close' is coming any more.
+    if (res.destroyed || request.raw.socket.destroyed) loop.stop();
+    // Counted now, with the time to the headers: onResponse only runs when the stream ends.
+    request.streamed = true;
+    ctx.metrics.observeRequest('stream', api.prefix, 200, reply.elapsedTime / 1000);
+    void loop.run();
+    return reply;
+  };
+}

@@ -1,0 +1,284 @@
+import { createHash } from 'node:crypto';
+import { SagawayError, toErrorInfo, type ErrorInfo } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import { isObject } from '../../core/path.js';
+import type { EventStatus, Payload, RequestContext, SagaResult } from '../../core/types.js';
+import type { State, StateRecord } from '../../states/state.js';
+
+/**
+ * The saga journal (`runners.R.journal: <state alias>`): one record per gateway request, keyed
+ * by the caller's scope (core/caller.ts) and the run id the gateway made for the request,
+ * holding where the run is (the step after the last completed event step, and the payload then)
+ * and, at the end, its result. A restarted orchestrator takes over the RUNNING records whose
+ * owner process is gone and resumes them from that step; the status endpoint reads the result.
+ *
+ * Run ids are made by the gateway and never repeat, so no request can land on another's record
+ * (issue 9 item 4: a client-chosen id used to replace a running record, and the first run was
+ * aborted as "taken over"). The client's own `X-Request-Id` (the correlation id) gets a small
+ * index record of its own in the caller's scope, written once: the first run that carried it.
+ */
+
+/** What a journal record holds. */
+export interface JournalData {
+  /** the run id (made by the gateway) */
+  requestId: string;
+  /** the client's own X-Request-Id, when it sent one */
+  correlationId?: string;
+  runner: string;
+  deployment: string;
+  sagaId: string;
+  runId: string;
+  /** process instance running it */
+  owner: string;
+  status: 'RUNNING' | 'DONE';
+  context: { request: RequestContext['request']; user: RequestContext['user'] };
+  input: Record<string, unknown>;
+  /** step to run next (absent: the start step) */
+  next?: string | null;
+  payload?: Payload | null;
+  lastStatus?: EventStatus | null;
+  lastError?: ErrorInfo | null;
+  startedAt: number;
+  updatedAt: number;
+  result?: SagaResult | null;
+  [key: string]: unknown;
+}
+
+/** A run's record and the version this process last wrote. */
+export interface JournalEntry {
+  readonly id: string;
+  version: number;
+}
+
+/** What `GET /api/status/<requestId>` shows. */
+export interface RunStatus {
+  /** the run id (the X-Request-Id response header of the request) */
+  requestId: string;
+  /** the client's own X-Request-Id, when it sent one */
+  correlationId?: string;
+  status: 'RUNNING' | 'DONE';
+  outcome?: SagaResult['outcome'];
+  http?: number;
+  response?: unknown;
+  error?: ErrorInfo;
+  startedAt: string;
+  updatedAt: string;
+}
+
+/** Record id of a run: bound to the caller's scope, so that nobody else can read or overwrite it. */
+export function journalId(scope: string, requestId: string): string {
+  return `run-${createHash('sha256').update(`${scope}\n${requestId}`).digest('hex').slice(0, 40)}`;
+}
+
+/** Record id of a correlation id's index entry, in the caller's scope (never equal to a run's). */
+export function correlationIndexId(scope: string, id: string): string {
+  return `cor-${createHash('sha256').update(`c\n${scope}\n${id}`).digest('hex').slice(0, 40)}`;
+}
+
+/** The journal of one runner. */
+export class Journal {
+  constructor(
+    private readonly state: State,
+    private readonly runner: string,
+    private readonly deployment: string,
+    readonly instance: string,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * Record a new run; throws STATE_UNAVAILABLE when the store is down (the caller gets 503).
+   * `scope` is the caller's (core/caller.ts callerKey); `correlation` the client's own id.
+   */
+  async begin(
+    sagaId: string,
+    runId: string,
+    input: Record<string, unknown>,
+    context: RequestContext,
+    scope: string,
+    correlation?: string,
+  ): Promise<JournalEntry> {
+    const requestId = context.request.id;
+    const id = journalId(scope, requestId);
+    const now = Date.now();
+    const data: JournalData = {
+      requestId,
+      ...(correlation !== undefined ? { correlationId: correlation } : {}),
+      runner: this.runner,
+      deployment: this.deployment,
+      sagaId,
+      runId,
+      owner: this.instance,
+      status: 'RUNNING',
+      context: { request: context.request, user: context.user },
+      input,
+      startedAt: now,
+      updatedAt: now,
+    };
+    let version: number;
+    try {
+      version = (await this.state.create(id, data)).version;
+    } catch (err) {
+      if (!(err instanceof SagawayError && err.code === 'RECORD_EXISTS')) throw err;
+      // Only the runs of one stream share a request id (one poll after the other): the next
+      // poll replaces a finished record, never one that is still running.
+      return { id, version: await this.replaceFinished(id, data) };
+    }
+    if (correlation !== undefined) await this.index(scope, correlation, requestId, now);
+    return { id, version };
+  }
+
+  private async replaceFinished(id: string, data: JournalData): Promise<number> {
+    const old = await this.state.get(id);
+    if (old && old.data['status'] !== 'DONE') {
+      throw new SagawayError('RUNNER_UNAVAILABLE', 'a run with this request id is still in progress');
+    }
+    const rec = old
+      ? await this.state.set(id, data, { expectedVersion: old.version })
+      : await this.state.upsert(id, data);
+    return rec.version;
+  }
+
+  /** Point the caller's correlation id at this run, unless an earlier run of the caller has it (first wins). */
+  private async index(scope: string, correlation: string, requestId: string, now: number): Promise<void> {
+    try {
+      await this.state.create(correlationIndexId(scope, correlation), {
+        requestId,
+        runner: this.runner,
+        deployment: this.deployment,
+        status: 'INDEX',
+        startedAt: now,
+      });
+    } catch (err) {
+      if (err instanceof SagawayError && err.code === 'RECORD_EXISTS') return;
+      // The run is recorded; only the lookup by correlation id is lost.
+      this.log.warn({ err: toErrorInfo(err), requestId }, 'correlation id not indexed');
+    }
+  }
+
+  /**
+   * The journal hook of one run (engine `SagaRun.journal`). Every write names the version it
+   * last wrote: when another process has taken the run over (this one was cut off from the others
+   * long enough to look dead), the write fails and this copy of the run stops, so one process at a
+   * time moves a run forward.
+   */
+  stepper(entry: JournalEntry): (next: string, payload: Payload, ctx: RequestContext) => Promise<void> {
+    return async (next, payload, ctx) => {
+      try {
+        const rec = await this.state.update(
+          entry.id,
+          { next, payload, lastStatus: ctx.status ?? null, lastError: ctx.error ?? null, updatedAt: Date.now() },
+          { expectedVersion: entry.version },
+        );
+        entry.version = rec.version;
+      } catch (err) {
+        if (err instanceof SagawayError && err.code === 'STALE_VERSION') {
+          throw new SagawayError(
+            'RUNNER_UNAVAILABLE',
+            'this saga run was taken over by another runner; its outcome will be at /api/status',
+          );
+        }
+        throw err;
+      }
+    };
+  }
+
+  /** Write the outcome, unless another process took the run over; a failure is logged (the caller still gets the result). */
+  async finish(entry: JournalEntry, result: SagaResult): Promise<void> {
+    try {
+      const rec = await this.state.update(
+        entry.id,
+        { status: 'DONE', result, payload: null, updatedAt: Date.now() },
+        { expectedVersion: entry.version },
+      );
+      entry.version = rec.version;
+    } catch (err) {
+      if (err instanceof SagawayError && err.code === 'STALE_VERSION') {
+        this.log.info({ journal: entry.id }, 'saga run taken over by another runner; its outcome is theirs to write');
+        return;
+      }
+      this.log.error({ err: toErrorInfo(err), journal: entry.id }, 'saga outcome not journaled');
+    }
+  }
+
+  /**
+   * Runs of this runner and deployment that are RUNNING while their owner is gone, claimed for
+   * this process (compare-and-set on the record version, so two survivors never both take one).
+   */
+  async claimOrphans(isLive: (instance: string) => boolean, limit = 100): Promise<StateRecord[]> {
+    const claimed: StateRecord[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.state.list({
+        filter: { runner: this.runner, deployment: this.deployment, status: 'RUNNING' },
+        limit: 100,
+        ...(after ? { after } : {}),
+      });
+      for (const rec of page.list) {
+        const owner = rec.data['owner'];
+        if (typeof owner !== 'string' || isLive(owner)) continue;
+        try {
+          claimed.push(
+            await this.state.update(
+              rec.id,
+              { owner: this.instance, updatedAt: Date.now() },
+              { expectedVersion: rec.version },
+            ),
+          );
+        } catch (err) {
+          if (!(err instanceof SagawayError && (err.code === 'STALE_VERSION' || err.code === 'RECORD_NOT_FOUND')))
+            throw err;
+        }
+        if (claimed.length >= limit) return claimed;
+      }
+      if (!page.next) return claimed;
+      after = page.next;
+    }
+  }
+}
+
+/** Reads run statuses from the journals of a configuration (gateway side). */
+export class JournalReader {
+  constructor(private readonly states: readonly State[]) {}
+
+  /**
+   * The status of the run `id` (a run id, else a correlation id: the first run that carried it)
+   * as run for the caller `scope`, or undefined when there is none for this caller.
+   */
+  async lookup(scope: string, id: string): Promise<RunStatus | undefined> {
+    const runKey = journalId(scope, id);
+    for (const state of this.states) {
+      const rec = await state.get(runKey);
+      if (rec) return statusOf(rec.data);
+    }
+    const indexKey = correlationIndexId(scope, id);
+    for (const state of this.states) {
+      const index = await state.get(indexKey);
+      const requestId = index?.data['requestId'];
+      if (typeof requestId !== 'string') continue;
+      const rec = await state.get(journalId(scope, requestId));
+      if (rec) return statusOf(rec.data);
+    }
+    return undefined;
+  }
+}
+
+function statusOf(data: Record<string, unknown>): RunStatus {
+  const result = isObject(data['result']) ? (data['result'] as unknown as SagaResult) : undefined;
+  const status = data['status'] === 'DONE' ? 'DONE' : 'RUNNING';
+  const iso = (v: unknown) => new Date(typeof v === 'number' ? v : 0).toISOString();
+  return {
+    requestId: String(data['requestId']),
+    ...(typeof data['correlationId'] === 'string' ? { correlationId: data['correlationId'] } : {}),
+    status,
+    ...(result
+      ? {
+          outcome: result.outcome,
+          http: result.http,
+          ...(result.response !== undefined ? { response: result.response } : {}),
+          ...(result.error ? { error: result.error } : {}),
+        }
+      : {}),
+    startedAt: iso(data['startedAt']),
+    updatedAt: iso(data['updatedAt']),
+  };
+}
