@@ -83,6 +83,8 @@ export const RunnerSchema = Type.Object(
 
 // ---------------------------------------------------------------- systems and states
 
+const natsDuration = (description: string) =>
+  Type.Union(DurationSchema.anyOf, { description: `${description}; ${DurationSchema.description}` });
 const NatsSystem = Type.Object(
   {
     type: Type.Literal('nats', { description: 'NATS JetStream, an event streaming platform' }),
@@ -96,6 +98,21 @@ const NatsSystem = Type.Object(
     token: Type.Optional(Type.String({ description: 'auth token (use ${env:...})' })),
     prefix: Type.Optional(
       Type.String({ pattern: '^[A-Za-z0-9_-]+$', description: 'stream/subject prefix; default sagaway' }),
+    ),
+    connectTimeout: Type.Optional(natsDuration('how long one connection attempt to a server waits; default 2s')),
+    runGrace: Type.Optional(
+      natsDuration(
+        "how long past a saga's deadline a gateway waits for the runner's answer (the runner answers TIMEOUT itself); default 2s",
+      ),
+    ),
+    publishTimeout: Type.Optional(
+      natsDuration('how long publishing an event or a durable reply waits for JetStream to store it; default 5s'),
+    ),
+    eventsMaxAge: Type.Optional(
+      natsDuration('how long an event nobody consumed stays in its JetStream stream; default 1h'),
+    ),
+    repliesMaxAge: Type.Optional(
+      natsDuration('how long a durable reply nobody read stays in its JetStream stream; default 10m'),
     ),
   },
   strict,

@@ -115,6 +115,16 @@ export interface NatsSystemSettings {
   servers: readonly string[];
   ackWaitMs: number;
   maxDeliver: number;
+  /** one connection attempt; default 2 s */
+  connectTimeoutMs: number;
+  /** how long past a saga's deadline a gateway waits for the runner's answer; default 2 s */
+  runGraceMs: number;
+  /** a JetStream publish waits this long to be stored; default 5 s */
+  publishTimeoutMs: number;
+  /** max_age of the events stream; default 1 h */
+  eventsMaxAgeMs: number;
+  /** max_age of the durable replies stream; default 10 min */
+  repliesMaxAgeMs: number;
   user?: string;
   pass?: string;
   token?: string;

@@ -173,7 +173,19 @@ describe('nats system in process', { skip: up ? false : skipOrFail(`NATS not rea
     const settings = {
       ...h.settings,
       systems: {
-        bus: { type: 'nats' as const, name: 'bus', servers: [NATS], ackWaitMs: 300, maxDeliver: 2, prefix: p2 },
+        bus: {
+          type: 'nats' as const,
+          name: 'bus',
+          servers: [NATS],
+          ackWaitMs: 300,
+          maxDeliver: 2,
+          prefix: p2,
+          connectTimeoutMs: 2000,
+          runGraceMs: 2000,
+          publishTimeoutMs: 5000,
+          eventsMaxAgeMs: 3_600_000,
+          repliesMaxAgeMs: 600_000,
+        },
       },
     };
     const hub = new NatsHub(settings, silentLogger());

@@ -20,14 +20,10 @@ import {
 } from './nats/wire.js';
 import type { EventMessage, EventReply } from '../core/messages.js';
 import type { System } from './system.js';
+import { classifyRequestError, ConnectionLostError, type NatsErrorTypes } from './nats/errors.js';
 
-/** How long past a saga's deadline the gateway waits for a runner's answer (the runner answers TIMEOUT itself). */
-const RUN_GRACE_MS = 2000;
 /** Fallback when the server does not say (NATS' own default). */
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
-/** Events and replies older than this are removed from JetStream even if nobody consumed them. */
-const EVENTS_MAX_AGE_MS = 60 * 60 * 1000;
-const RESPONSES_MAX_AGE_MS = 10 * 60 * 1000;
 /** How long a process waits after connecting for the runners' answers to its advertisement query. */
 const WARM_UP_MS = 300;
 
@@ -66,6 +62,8 @@ export class NatsSystem implements System {
   private connecting: Promise<void> | undefined;
   /** gateway requests waiting for a runner: failed at once when the connection drops */
   private readonly inFlightRuns = new Set<(reason: Error) => void>();
+  /** the client library's error classes, once it is loaded (errors are classified by type) */
+  private errorTypes: NatsErrorTypes | undefined;
   private readonly log: Logger;
 
   constructor(private readonly options: NatsSystemOptions) {
@@ -101,7 +99,8 @@ export class NatsSystem implements System {
   }
 
   private async connectLoop(): Promise<void> {
-    const { connect } = await import('@nats-io/transport-node');
+    const { connect, RequestError, TimeoutError, NoRespondersError } = await import('@nats-io/transport-node');
+    this.errorTypes = { RequestError, TimeoutError, NoRespondersError };
     const { jetstream, jetstreamManager } = await import('@nats-io/jetstream');
     const s = this.options.settings;
     const options = {
@@ -110,7 +109,7 @@ export class NatsSystem implements System {
       ...(s.user !== undefined ? { user: s.user } : {}),
       ...(s.pass !== undefined ? { pass: s.pass } : {}),
       ...(s.token !== undefined ? { token: s.token } : {}),
-      timeout: 2000,
+      timeout: s.connectTimeoutMs,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,
       reconnectJitter: 100,
@@ -151,7 +150,7 @@ export class NatsSystem implements System {
         if (status.type === 'disconnect') {
           this.connected = false;
           // Their answers cannot arrive any more: answer 503 now rather than at the deadline.
-          for (const fail of this.inFlightRuns) fail(new Error('connection lost'));
+          for (const fail of this.inFlightRuns) fail(new ConnectionLostError());
           this.log.warn('NATS connection lost; answering 503 until it returns');
         } else if (status.type === 'reconnect') {
           this.log.info('NATS connection back');
@@ -190,7 +189,7 @@ export class NatsSystem implements System {
         retention: RetentionPolicy.Workqueue,
         storage: StorageType.File,
         discard: DiscardPolicy.Old,
-        max_age: nanos(EVENTS_MAX_AGE_MS),
+        max_age: nanos(this.options.settings.eventsMaxAgeMs),
         duplicate_window: nanos(120_000),
       },
       {
@@ -199,7 +198,7 @@ export class NatsSystem implements System {
         retention: RetentionPolicy.Limits,
         storage: StorageType.File,
         discard: DiscardPolicy.Old,
-        max_age: nanos(RESPONSES_MAX_AGE_MS),
+        max_age: nanos(this.options.settings.repliesMaxAgeMs),
         duplicate_window: nanos(60_000),
       },
     ];
@@ -263,7 +262,9 @@ export class NatsSystem implements System {
       let msg: Awaited<ReturnType<NatsConnection['request']>>;
       try {
         msg = await Promise.race([
-          nc.request(this.names.run(runner), data, { timeout: Math.max(1, deadline - Date.now() + RUN_GRACE_MS) }),
+          nc.request(this.names.run(runner), data, {
+            timeout: Math.max(1, deadline - Date.now() + this.options.settings.runGraceMs),
+          }),
           lost,
         ]);
       } finally {
@@ -276,11 +277,9 @@ export class NatsSystem implements System {
       const { v: _v, ...rest } = result;
       return rest as unknown as SagaResult;
     } catch (err) {
-      const e = err as { name?: string; isNoResponders?: () => boolean; code?: string };
-      if (e.isNoResponders?.() || e.name === 'NoRespondersError' || e.code === '503') {
-        return unavailable(`runner "${runner}" is not running`);
-      }
-      if (e.name === 'TimeoutError' || /timeout/i.test(errText(err))) {
+      const failure = classifyRequestError(err, this.errorTypes);
+      if (failure === 'no-responders') return unavailable(`runner "${runner}" is not running`);
+      if (failure === 'timeout') {
         return {
           outcome: 'TIMEOUT',
           http: 504,
@@ -291,7 +290,7 @@ export class NatsSystem implements System {
           },
         };
       }
-      if (errText(err) === 'connection lost') {
+      if (failure === 'connection-lost') {
         return unavailable(
           `the connection to runner "${runner}" was lost; the outcome can be read at /api/status/<requestId>`,
         );
@@ -391,7 +390,7 @@ export class NatsSystem implements System {
           // No message id: every publish of an event is meant to be delivered (a republish after a
           // reconnect is deliberate), so JetStream's de-duplication would only cost.
           const ack = await this.js!.publish(this.names.event(p.stream, t.runner, t.deployment), p.messages.get(key)!, {
-            timeout: 5000,
+            timeout: this.options.settings.publishTimeoutMs,
           });
           this.options.pending.published(this.name, ack.seq, p.eventId, key);
           sent++;
@@ -439,7 +438,7 @@ export class NatsSystem implements System {
   /** Send a reply on its route (executing side); throws when it cannot be stored. */
   async sendReply(route: ReplyRoute, message: Uint8Array): Promise<void> {
     if (route.durable) {
-      await this.js!.publish(route.subject, message, { timeout: 5000 });
+      await this.js!.publish(route.subject, message, { timeout: this.options.settings.publishTimeoutMs });
     } else {
       this.nc!.publish(route.subject, message);
     }
