@@ -1,0 +1,3 @@
+import { runSystemContract } from './system-contract.js';
+
+runSystemContract('local', { systems: {}, system: 'local', skip: false });
