@@ -1,4 +1,5 @@
 import jsonata from 'jsonata';
+import { jsonCopy } from '../core/json-copy.js';
 import type { RequestContext } from '../core/types.js';
 
 /**
@@ -30,47 +31,12 @@ export function compileExpression(source: string): Expression {
 
 /**
  * JSONata returns arrays tagged as sequences and may share structure with its input, so the
- * result is copied with JSON semantics (functions and `undefined` dropped from objects and
- * `null` in arrays, non-finite numbers `null`): later writes into the payload never reach back
- * into the expression's input, and no cycle can form. Only the containers are copied: strings
- * are immutable and shared, so a result holding large values costs its shape, not its bytes (a
- * JSON round trip serialised and re-read every string on the event loop).
+ * result is copied with JSON semantics (core/json-copy.ts): later writes into the payload never
+ * reach back into the expression's input, and no cycle can form.
  */
 function normalize(value: unknown): unknown {
   if (value === undefined || value === null || typeof value !== 'object') return value;
-  return plain(value);
-}
-
-function plain(value: unknown): unknown {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value;
-    case 'number':
-      return Number.isFinite(value) ? value : null;
-    case 'object':
-      if (value === null) return null;
-      break;
-    default:
-      return undefined;
-  }
-  if (Array.isArray(value)) {
-    const out: unknown[] = new Array<unknown>(value.length);
-    for (let i = 0; i < value.length; i++) out[i] = plain(value[i]) ?? null;
-    return out;
-  }
-  const toJSON = (value as { toJSON?: unknown }).toJSON;
-  if (typeof toJSON === 'function') return plain(toJSON.call(value));
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value as object)) {
-    const v = plain((value as Record<string, unknown>)[key]);
-    if (v === undefined) continue;
-    // a key named __proto__ (from parsed JSON) stays data: assignment would set the prototype
-    if (key === '__proto__')
-      Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
-    else out[key] = v;
-  }
-  return out;
+  return jsonCopy(value);
 }
 
 /** The condition value of a result (DESIGN §4.2): booleans as true/false, null/undefined as `-`. */
