@@ -2,7 +2,7 @@
 // CPU), each is warmed up, then measured in interleaved rounds so that all of them see the
 // same machine state; the median round is reported.
 import { httpLoad } from './load.mjs';
-import { cpuMsOf } from './proc.mjs';
+import { cpuMsOf, peakRssOf } from './proc.mjs';
 /* global fetch */
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -50,7 +50,7 @@ export async function startEach(specs, servers, notes) {
 
 /**
  * targets: [{ name, url, pids }] (servers already started; pids = the processes serving it,
- * whose CPU time is counted). Returns { [name]: { rps, p50, p99, cpuUs } } with the median
+ * whose CPU time is counted). Returns { [name]: { rps, p50, p99, cpuUs, peakRss } } with the median
  * requests/s over `rounds` rounds of `seconds` each; cpuUs is the CPU time the servers used per
  * request in that round (user + system), which contention on a shared machine moves far less
  * than requests/s.
@@ -75,7 +75,9 @@ export async function compareHttp(targets, { connections, seconds, rounds, warmu
   for (const [name, rs] of Object.entries(runs)) {
     const rps = median(rs.map((x) => x.rps));
     const mid = rs.find((x) => x.rps === rps);
-    out[name] = { rps, p50: mid.p50, p99: mid.p99, cpuUs: median(rs.map((x) => x.cpuUs)) };
+    const pids = targets.find((t) => t.name === name)?.pids ?? [];
+    const peakRss = pids.reduce((a, pid) => a + peakRssOf(pid), 0);
+    out[name] = { rps, p50: mid.p50, p99: mid.p99, cpuUs: median(rs.map((x) => x.cpuUs)), peakRss };
   }
   return out;
 }

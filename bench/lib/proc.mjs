@@ -39,6 +39,16 @@ export function rssOf(pid) {
   }
 }
 
+/** Peak resident set size of a process in bytes (VmHWM, Linux /proc), or NaN. */
+export function peakRssOf(pid) {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
 /** CPU time (user + system) a process has used so far, in milliseconds (Linux /proc). */
 export function cpuMsOf(pid) {
   try {

@@ -1,19 +1,12 @@
-import type { StreamBindingSettings } from '../config/settings.js';
 import type { Cancellable } from '../core/cancel.js';
 import { SagawayError, toErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { SagaRequest, SagaResult } from '../core/types.js';
 import type { EventMessage, EventReply } from '../core/messages.js';
-import type { System } from './system.js';
+import type { RunnerEndpoint, System } from './system.js';
 
-/** A runner as the local system sees it (structurally, so systems never import the runner layer). */
-export interface LocalEndpoint {
-  readonly name: string;
-  readonly deployment: string;
-  readonly streams: Readonly<Record<string, StreamBindingSettings>>;
-  run(req: SagaRequest): Promise<SagaResult>;
-  execute(event: EventMessage, binding: StreamBindingSettings | undefined, cancel: Cancellable): Promise<EventReply>;
-}
+/** The runners of this process: the transports' one endpoint interface (system.ts). */
+export type LocalEndpoint = RunnerEndpoint;
 
 /**
  * The `local` system: everything in one process. Saga requests go to the runner by name; an

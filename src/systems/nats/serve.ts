@@ -1,25 +1,17 @@
 import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import type { Msg, Subscription } from '@nats-io/transport-node';
 import type { StreamBindingSettings } from '../../config/settings.js';
-import { Cancel, type Cancellable } from '../../core/cancel.js';
+import { Cancel } from '../../core/cancel.js';
 import { toErrorInfo } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
 import type { NatsSystem } from '../nats.js';
-import type { EventMessage, EventReply } from '../../core/messages.js';
 import { ADVERTISE_INTERVAL_MS, type Advertisement } from './directory.js';
 import { decode, encode, failResult, isEventWire, isRunWire, WIRE_VERSION, type EventWire } from './wire.js';
+import type { RunnerEndpoint } from '../system.js';
 
-/** A runner as the nats system sees it (structurally: systems never import the runner layer). */
-export interface NatsEndpoint {
-  readonly name: string;
-  readonly deployment: string;
-  readonly streams: Readonly<Record<string, StreamBindingSettings>>;
-  run(req: SagaRequest): Promise<SagaResult>;
-  execute(event: EventMessage, binding: StreamBindingSettings | undefined, cancel: Cancellable): Promise<EventReply>;
-  /** handler -> action -> versions, and structural action aliases */
-  describe(): { handlers: Record<string, Record<string, number[]>>; actions: string[] };
-}
+/** The runners this process serves over NATS: the transports' one endpoint interface. */
+export type NatsEndpoint = RunnerEndpoint;
 
 /** Hooks for metrics of the serving side (all optional). */
 export interface ServeObserver {
