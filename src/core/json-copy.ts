@@ -42,7 +42,8 @@ function copy(value: unknown, depth: number): unknown {
   }
   const toJSON = (value as { toJSON?: unknown }).toJSON;
   if (typeof toJSON === 'function') return copy(toJSON.call(value), depth + 1);
-  if (value instanceof Number || value instanceof String || value instanceof Boolean) return copy(value.valueOf(), depth);
+  if (value instanceof Number || value instanceof String || value instanceof Boolean)
+    return copy(value.valueOf(), depth);
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(value as object)) {
     const v = copy((value as Record<string, unknown>)[key], depth + 1);
