@@ -8,19 +8,12 @@ import type { SagaRequest, SagaResult } from '../core/types.js';
 import { ADVERTISE_INTERVAL_MS, Directory } from './nats/directory.js';
 import { Names } from './nats/names.js';
 import type { PendingEvent, PendingReplies } from './nats/pending.js';
-import {
-  decode,
-  encode,
-  failResult,
-  isReplyWire,
-  runWire,
-  WIRE_VERSION,
-  type EventWire,
-  type ReplyRoute,
-} from './nats/wire.js';
+import { decode, encode, isReplyWire, WIRE_VERSION, type EventWire, type ReplyRoute } from './nats/wire.js';
 import type { EventMessage, EventReply } from '../core/messages.js';
 import type { System } from './system.js';
-import { classifyRequestError, ConnectionLostError, type NatsErrorTypes } from './nats/errors.js';
+import { ConnectionLostError, type NatsErrorTypes } from './nats/errors.js';
+import { runOverNats, unavailable } from './nats/run-client.js';
+import { ensureStreams } from './nats/streams.js';
 
 /** Fallback when the server does not say (NATS' own default). */
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
@@ -177,39 +170,9 @@ export class NatsSystem implements System {
     hook().catch((err: unknown) => this.log.error({ err: errText(err) }, 'NATS setup step failed'));
   }
 
-  /** The events and responses streams; created or updated to the wanted config. */
-  private async ensureStreams(): Promise<void> {
-    const jsm = this.jsm!;
-    const { RetentionPolicy, StorageType, DiscardPolicy } = await import('@nats-io/jetstream');
-    const { nanos } = await import('@nats-io/transport-node');
-    const configs = [
-      {
-        name: this.names.eventsStream,
-        subjects: [this.names.allEvents],
-        retention: RetentionPolicy.Workqueue,
-        storage: StorageType.File,
-        discard: DiscardPolicy.Old,
-        max_age: nanos(this.options.settings.eventsMaxAgeMs),
-        duplicate_window: nanos(120_000),
-      },
-      {
-        name: this.names.responsesStream,
-        subjects: [this.names.allResponses],
-        retention: RetentionPolicy.Limits,
-        storage: StorageType.File,
-        discard: DiscardPolicy.Old,
-        max_age: nanos(this.options.settings.repliesMaxAgeMs),
-        duplicate_window: nanos(60_000),
-      },
-    ];
-    for (const cfg of configs) {
-      try {
-        await jsm.streams.add(cfg);
-      } catch {
-        // Exists with another config (an older version, or a concurrent start): update it.
-        await jsm.streams.update(cfg.name, cfg);
-      }
-    }
+  /** The events and responses streams; created or updated to the wanted config (nats/streams.ts). */
+  private ensureStreams(): Promise<void> {
+    return ensureStreams(this.jsm!, this.names, this.options.settings);
   }
 
   /** Replies to this process (both routes), advertisements, and max-delivery advisories. */
@@ -244,59 +207,23 @@ export class NatsSystem implements System {
     });
   }
 
-  /** Gateway -> runner: run a saga on any live replica of `runner`. Never rejects. */
-  async run(runner: string, req: SagaRequest): Promise<SagaResult> {
+  /** Gateway -> runner: run a saga on any live replica of `runner`. Never rejects (nats/run-client.ts). */
+  run(runner: string, req: SagaRequest): Promise<SagaResult> {
     const nc = this.nc;
-    if (!nc || !this.connected) return unavailable(`the broker of system "${this.name}" is not reachable`);
-    const deadline = req.deadline ?? Date.now() + 30_000;
-    let data: Uint8Array;
-    try {
-      data = encode(runWire(req, deadline), this.maxPayload, 'request');
-    } catch (err) {
-      return failResult(toErrorInfo(err));
-    }
-    try {
-      let fail!: (reason: Error) => void;
-      const lost = new Promise<never>((_, reject) => (fail = reject));
-      this.inFlightRuns.add(fail);
-      let msg: Awaited<ReturnType<NatsConnection['request']>>;
-      try {
-        msg = await Promise.race([
-          nc.request(this.names.run(runner), data, {
-            timeout: Math.max(1, deadline - Date.now() + this.options.settings.runGraceMs),
-          }),
-          lost,
-        ]);
-      } finally {
-        this.inFlightRuns.delete(fail);
-      }
-      const result = decode(msg.data);
-      if (!result || typeof result['outcome'] !== 'string' || typeof result['http'] !== 'number') {
-        return failResult({ code: 'INTERNAL', message: 'the runner sent an unreadable answer', http: 502 });
-      }
-      const { v: _v, ...rest } = result;
-      return rest as unknown as SagaResult;
-    } catch (err) {
-      const failure = classifyRequestError(err, this.errorTypes);
-      if (failure === 'no-responders') return unavailable(`runner "${runner}" is not running`);
-      if (failure === 'timeout') {
-        return {
-          outcome: 'TIMEOUT',
-          http: 504,
-          error: {
-            code: 'SAGA_TIMEOUT',
-            message: 'no answer from the runner in time; the outcome can be read at /api/status/<requestId>',
-            http: 504,
-          },
-        };
-      }
-      if (failure === 'connection-lost') {
-        return unavailable(
-          `the connection to runner "${runner}" was lost; the outcome can be read at /api/status/<requestId>`,
-        );
-      }
-      return unavailable(`runner "${runner}" could not be reached`);
-    }
+    if (!nc || !this.connected)
+      return Promise.resolve(unavailable(`the broker of system "${this.name}" is not reachable`));
+    return runOverNats(
+      {
+        nc,
+        names: this.names,
+        maxPayload: this.maxPayload,
+        runGraceMs: this.options.settings.runGraceMs,
+        errorTypes: this.errorTypes,
+        inFlight: this.inFlightRuns,
+      },
+      runner,
+      req,
+    );
   }
 
   /**
@@ -471,10 +398,6 @@ export class NatsSystem implements System {
 /** Key of a (runner, deployment) target. */
 export function targetKey(runner: string, deployment: string): string {
   return `${runner}/${deployment}`;
-}
-
-function unavailable(message: string): SagaResult {
-  return failResult(toErrorInfo(new SagawayError('RUNNER_UNAVAILABLE', message)));
 }
 
 function failReply(code: 'RUNNER_UNAVAILABLE', message: string): EventReply {

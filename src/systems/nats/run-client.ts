@@ -1,0 +1,82 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { SagawayError, toErrorInfo } from '../../core/errors.js';
+import type { SagaRequest, SagaResult } from '../../core/types.js';
+import { classifyRequestError, type NatsErrorTypes } from './errors.js';
+import type { Names } from './names.js';
+import { decode, encode, failResult, runWire } from './wire.js';
+
+/**
+ * The gateway's side of the nats system: a saga request to any live replica of a runner over
+ * core NATS request/reply (the runner's side is serve.ts). The connection's state is handed in,
+ * so that this file holds the protocol and nats.ts the connection.
+ */
+
+/** What a request needs from the connection. */
+export interface RunConnection {
+  nc: NatsConnection;
+  names: Names;
+  maxPayload: number;
+  /** how long past the saga's deadline to wait for the runner's answer */
+  runGraceMs: number;
+  errorTypes: NatsErrorTypes | undefined;
+  /** requests waiting for an answer: failed at once when the connection drops */
+  inFlight: Set<(reason: Error) => void>;
+}
+
+/** Run a saga on `runner` and answer its result; never rejects. */
+export async function runOverNats(conn: RunConnection, runner: string, req: SagaRequest): Promise<SagaResult> {
+  const deadline = req.deadline ?? Date.now() + 30_000;
+  let data: Uint8Array;
+  try {
+    data = encode(runWire(req, deadline), conn.maxPayload, 'request');
+  } catch (err) {
+    return failResult(toErrorInfo(err));
+  }
+  try {
+    let fail!: (reason: Error) => void;
+    const lost = new Promise<never>((_, reject) => (fail = reject));
+    conn.inFlight.add(fail);
+    let msg: Awaited<ReturnType<NatsConnection['request']>>;
+    try {
+      msg = await Promise.race([
+        conn.nc.request(conn.names.run(runner), data, {
+          timeout: Math.max(1, deadline - Date.now() + conn.runGraceMs),
+        }),
+        lost,
+      ]);
+    } finally {
+      conn.inFlight.delete(fail);
+    }
+    const result = decode(msg.data);
+    if (!result || typeof result['outcome'] !== 'string' || typeof result['http'] !== 'number') {
+      return failResult({ code: 'INTERNAL', message: 'the runner sent an unreadable answer', http: 502 });
+    }
+    const { v: _v, ...rest } = result;
+    return rest as unknown as SagaResult;
+  } catch (err) {
+    const failure = classifyRequestError(err, conn.errorTypes);
+    if (failure === 'no-responders') return unavailable(`runner "${runner}" is not running`);
+    if (failure === 'timeout') {
+      return {
+        outcome: 'TIMEOUT',
+        http: 504,
+        error: {
+          code: 'SAGA_TIMEOUT',
+          message: 'no answer from the runner in time; the outcome can be read at /api/status/<requestId>',
+          http: 504,
+        },
+      };
+    }
+    if (failure === 'connection-lost') {
+      return unavailable(
+        `the connection to runner "${runner}" was lost; the outcome can be read at /api/status/<requestId>`,
+      );
+    }
+    return unavailable(`runner "${runner}" could not be reached`);
+  }
+}
+
+/** A FAIL result with RUNNER_UNAVAILABLE (503). */
+export function unavailable(message: string): SagaResult {
+  return failResult(toErrorInfo(new SagawayError('RUNNER_UNAVAILABLE', message)));
+}
