@@ -29,24 +29,24 @@ export function freePort() {
   });
 }
 
-/** Resident set size of a process in bytes (Linux /proc), or NaN. */
-export function rssOf(pid) {
+/** A `kB` field of /proc/<pid>/status in bytes, or NaN. */
+function statusBytes(pid, field) {
   try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) * 1024 : NaN;
   } catch {
     return NaN;
   }
 }
 
+/** Resident set size of a process in bytes (Linux /proc), or NaN. */
+export function rssOf(pid) {
+  return statusBytes(pid, 'VmRSS');
+}
+
 /** Peak resident set size of a process in bytes (VmHWM, Linux /proc), or NaN. */
 export function peakRssOf(pid) {
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : NaN;
-  } catch {
-    return NaN;
-  }
+  return statusBytes(pid, 'VmHWM');
 }
 
 /** CPU time (user + system) a process has used so far, in milliseconds (Linux /proc). */
