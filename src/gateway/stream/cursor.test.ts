@@ -57,3 +57,25 @@ test('batch tokens: every index of a large batch verifies, also across HKDF chun
   // Small batches computed lazily still cover any index asked for.
   assert.equal(c.decode('/x', 'y', c.batch('/x', 'y', undefined, 1).entry(42)).index, 42);
 });
+
+test('only the canonical spelling of a tag is accepted (the spare bits of its last character count)', () => {
+  const c = new CursorCodec('0123456789abcdef-key');
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  for (let index = 0; index < 20; index++) {
+    const t = c.encode('/feed', 'alice', { previous: index, index, end: false });
+    const last = alphabet.indexOf(t.at(-1)!);
+    // same top two bits (the data of the tag's last 2 bits), other spare bits: the same bytes
+    const twin = alphabet[(last & 0b110000) | ((last + 1) & 0b001111)]!;
+    const spelled = t.slice(0, -1) + twin;
+    assert.deepEqual(
+      Buffer.from(spelled.split('.')[2]!, 'base64url'),
+      Buffer.from(t.split('.')[2]!, 'base64url'),
+      'the twin decodes to the same tag bytes',
+    );
+    assert.throws(
+      () => c.decode('/feed', 'alice', spelled),
+      (e: { code?: string }) => e.code === 'INVALID_CURSOR',
+    );
+    assert.equal(c.decode('/feed', 'alice', t).index, index);
+  }
+});

@@ -116,6 +116,9 @@ export class CursorCodec {
       : CursorCodec.tags(k, `c${Math.floor(index / PER_CALL)}`, at + 1).subarray(TAG * at);
     const tag = Buffer.from(m, 'base64url');
     if (tag.length !== TAG || !timingSafeEqual(tag, expected)) throw bad();
+    // base64url leaves spare bits in the last character, and Node's decoder ignores them (and any
+    // character outside the alphabet): only the one canonical spelling of a tag is its token.
+    if (tag.toString('base64url') !== m) throw bad();
     let body: { p?: unknown };
     try {
       body = JSON.parse(Buffer.from(a, 'base64url').toString('utf8')) as { p?: unknown };
