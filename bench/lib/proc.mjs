@@ -61,6 +61,16 @@ export function cpuMsOf(pid) {
     return NaN;
   }
 }
+/** User and system CPU time of a process so far, in milliseconds each (Linux /proc), or NaN. */
+export function cpuSplitOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { user: (Number(f[11]) * 1000) / CLK_TCK, sys: (Number(f[12]) * 1000) / CLK_TCK };
+  } catch {
+    return { user: NaN, sys: NaN };
+  }
+}
 const CLK_TCK = 100; // USER_HZ: 100 on every Linux build that Node supports
 
 /** Resolves after `ms`. */

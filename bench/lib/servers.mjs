@@ -40,10 +40,13 @@ export async function sagawayProcess(args, { env, probe } = {}) {
   return { ...svc, port, base: `http://127.0.0.1:${port}` };
 }
 
-/** A peer script of bench/peers, told its port by PORT; `probePath` must answer 2xx when ready. */
-export async function peerScript(script, probePath, { env = {}, nofile, probe } = {}) {
+/**
+ * A peer script of bench/peers, told its port by PORT; `probePath` must answer 2xx when ready.
+ * nodeArgs go before the script (e.g. `--cpu-prof`).
+ */
+export async function peerScript(script, probePath, { env = {}, nofile, probe, nodeArgs = [] } = {}) {
   const port = await freePort();
-  const svc = await startService(script, serverNode(), [join(PEERS, script)], {
+  const svc = await startService(script, serverNode(), [...nodeArgs, join(PEERS, script)], {
     env: { ...env, PORT: String(port) },
     nofile,
     probe: probe ?? `http://127.0.0.1:${port}${probePath}`,
