@@ -3,7 +3,8 @@
 # new Node release cannot change a CI result unseen; raise them on purpose) next to the machine's own
 # Node: the unit tests (dist/src, which hold the state contract suites) plus test/gateway and
 # test/security. Each Node binary is the registry package node-<os>-<arch>@<major>, fetched with
-# `npm pack` (the registry's integrity check applies) into .tmp/node-versions/ and reused from there.
+# `npm pack` (the registry's integrity check applies) into .tmp/node-versions/ and reused from there
+# (scripts/fetch-node.sh, which holds the pins).
 #
 #   scripts/node-versions.sh                   22 and 24
 #   NODE_VERSIONS="24" scripts/node-versions.sh
@@ -16,36 +17,19 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-versions=${NODE_VERSIONS:-22.23.3 24.21.0}
-cache=.tmp/node-versions
-case "$(uname -m)" in
-  x86_64) arch=x64 ;;
-  aarch64 | arm64) arch=arm64 ;;
-  *) arch=$(uname -m) ;;
-esac
-os=$(uname -s | tr '[:upper:]' '[:lower:]')
+versions=${NODE_VERSIONS:-22 24}
 if [ $# -gt 0 ]; then filters=("$@"); else filters=(dist/test/gateway/ dist/test/security/); fi
 
 [ -d dist/src ] || npm run build || exit 1
-mkdir -p "$cache"
 
 status=0
 summary=()
 for major in $versions; do
-  dir="$cache/node-$major"
-  if [ ! -x "$dir/bin/node" ]; then
-    echo "== fetching node-$os-$arch@$major"
-    rm -rf "$dir" "$cache"/node-"$os"-"$arch"-"$major".*.tgz
-    tgz=$(npm pack --silent --pack-destination "$cache" "node-$os-$arch@$major" | tail -n 1)
-    if [ -z "$tgz" ] || [ ! -f "$cache/$tgz" ]; then
-      echo "error: could not fetch node-$os-$arch@$major" >&2
-      status=1
-      summary+=("node $major: not fetched")
-      continue
-    fi
-    mkdir -p "$dir" && tar -xzf "$cache/$tgz" -C "$dir" --strip-components=1 && rm -f "$cache/$tgz"
+  if ! bin=$(scripts/fetch-node.sh "$major"); then
+    status=1
+    summary+=("node $major: not fetched")
+    continue
   fi
-  bin=$(cd "$dir/bin" && pwd)
   v=$("$bin/node" --version)
   for run in "--unit" "${filters[*]}"; do
     echo "== Node $v: node scripts/test.mjs $run"

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /* global performance */
 // In-process saga runs per second versus a hand-written async function doing the same work.
-//   npm run build && node bench/engine/run.mjs [--seconds 3] [--rounds 3]
-// Saga: start -> event (mapstore.Get on a Map) -> condition (item.active) -> success.
+//   npm run build && node bench/engine/run.mjs [--seconds 3] [--rounds 3] [--steps 4|1]
+// Saga (--steps 4, the default): start -> event (mapstore.Get on a Map) -> condition
+// (item.active) -> success. --steps 1: start -> event -> success, the saga of bench/oneshot (the
+// issue-10 target "a 1-step saga ≥ 200,000 runs/s on one core", bench/request-path.mjs).
 // Both sides run sequentially (one run in flight), alternating rounds in one process, so the
 // ratio is measured side by side on the same machine state.
 import { randomUUID } from 'node:crypto';
@@ -15,12 +17,18 @@ import { items } from './map-store.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: '3' }, rounds: { type: 'string', default: '3' } },
+  options: {
+    seconds: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '3' },
+    steps: { type: 'string', default: '4' },
+  },
 });
+if (!['1', '4'].includes(values.steps)) throw new Error(`--steps 1 or 4, not ${values.steps}`);
+const oneStep = values.steps === '1';
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
 
-const saga = {
+const fourSteps = {
   id: 'get-item',
   path: '/items/:id',
   steps: [
@@ -54,6 +62,24 @@ const saga = {
     { id: 'missing', type: 'fail' },
   ],
 };
+// The saga of bench/oneshot/sagaway.yaml: one event step, its output is the answer.
+const oneStepSaga = {
+  id: 'get-item',
+  path: '/items/:id',
+  steps: [
+    { id: 'start', type: 'start', links: [{ to: 'load' }] },
+    {
+      ...fourSteps.steps[1],
+      links: [
+        { to: 'done', when: ['SUCCESS'] },
+        { to: 'missing', when: ['*'] },
+      ],
+    },
+    { id: 'done', type: 'success', outputElement: 'item' },
+    { id: 'missing', type: 'fail' },
+  ],
+};
+const saga = oneStep ? oneStepSaga : fourSteps;
 
 const h = await startTestHost(
   { runners: { bench: { handlers: ['./map-store.mjs'], sagas: [saga] } } },
@@ -65,7 +91,7 @@ const runner = h.host.runners.get('bench');
 async function handWritten(id) {
   const item = items.get(id);
   if (!item) return { outcome: 'FAIL', http: 404 };
-  if (item.active) return { outcome: 'SUCCESS', http: 200, response: item };
+  if (oneStep || item.active) return { outcome: 'SUCCESS', http: 200, response: item };
   return { outcome: 'FAIL', http: 409 };
 }
 
@@ -99,7 +125,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const s = median(sagaRates);
 const b = median(handRates);
 const row = {
-  workload: '4-step saga in process (one core, sequential)',
+  workload: `${oneStep ? '1-step' : '4-step'} saga in process (one core, sequential)`,
   sagaway: Math.round(s),
   handWritten: Math.round(b),
   ratio: +(s / b).toFixed(4),

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { pinned } from './runtime.mjs';
 
 const children = new Set();
 /** Remember a child process so that it is killed if the suite exits before stopping it. */
@@ -60,6 +61,16 @@ export function cpuMsOf(pid) {
     return NaN;
   }
 }
+/** User and system CPU time of a process so far, in milliseconds each (Linux /proc), or NaN. */
+export function cpuSplitOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { user: (Number(f[11]) * 1000) / CLK_TCK, sys: (Number(f[12]) * 1000) / CLK_TCK };
+  } catch {
+    return { user: NaN, sys: NaN };
+  }
+}
 const CLK_TCK = 100; // USER_HZ: 100 on every Linux build that Node supports
 
 /** Resolves after `ms`. */
@@ -69,7 +80,9 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * Spawns a service and waits until `probe` (a URL, or an async function) answers 2xx/3xx.
  * Output goes to a ring buffer shown only if the service fails to start or dies early.
  */
-export async function startService(name, command, args, { env = {}, probe, cwd, timeoutMs = 30_000, nofile } = {}) {
+export async function startService(name, command0, args0, { env = {}, probe, cwd, timeoutMs = 30_000, nofile } = {}) {
+  // Servers may be pinned to a CPU (bench/lib/runtime.mjs); the wrapper execs, the pid stays.
+  const [command, args] = pinned('server', command0, args0);
   const full = nofile ? ['-c', `ulimit -n ${nofile} && exec "$0" "$@"`, command, ...args] : args;
   const child = spawn(nofile ? 'bash' : command, full, {
     cwd,
@@ -110,6 +123,7 @@ export async function startService(name, command, args, { env = {}, probe, cwd, 
     child,
     output: () => out,
     rss: () => rssOf(child.pid),
+    peakRss: () => peakRssOf(child.pid),
     cpuMs: () => cpuMsOf(child.pid),
     async stop() {
       if (exited) return;
@@ -122,16 +136,20 @@ export async function startService(name, command, args, { env = {}, probe, cwd, 
   };
 }
 
-/** Runs a node script to completion in its own process and parses the last stdout line as JSON. */
-export function runNodeJson(script, args, { env = {}, nofile, timeoutMs = 120_000 } = {}) {
+/**
+ * Runs a node script to completion in its own process and parses the last stdout line as JSON.
+ * role 'load' (a load generator, the default) or 'server' (e.g. the engine benchmark) decides
+ * the pinning (bench/lib/runtime.mjs); `node` the binary (default: the suite's own).
+ */
+export function runNodeJson(script, args, { env = {}, nofile, timeoutMs = 120_000, role = 'load', node } = {}) {
   return new Promise((resolve, reject) => {
-    const argv = [script, ...args];
+    const [cmd, argv] = pinned(role, node ?? process.execPath, [script, ...args]);
     const child = nofile
-      ? spawn('bash', ['-c', `ulimit -n ${nofile} && exec "$0" "$@"`, process.execPath, ...argv], {
+      ? spawn('bash', ['-c', `ulimit -n ${nofile} && exec "$0" "$@"`, cmd, ...argv], {
           env: { ...process.env, ...env },
           stdio: ['ignore', 'pipe', 'pipe'],
         })
-      : spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      : spawn(cmd, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     track(child);
     let out = '';
     let err = '';

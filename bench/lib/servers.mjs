@@ -4,20 +4,23 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startService } from './proc.mjs';
+import { serverNode } from './runtime.mjs';
 
 /** The repository root. */
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PEERS = join(ROOT, 'bench', 'peers');
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
-const node = process.execPath;
 
-/** `sagaway start --config FILE --port N` (gateway and runners in one process), logs off. */
-export async function sagawayStart(config, { env, nofile } = {}) {
+/**
+ * `sagaway start --config FILE --port N` (gateway and runners in one process), logs off, on the
+ * servers' Node (bench/lib/runtime.mjs). nodeArgs go before the CLI (e.g. `--cpu-prof`).
+ */
+export async function sagawayStart(config, { env, nofile, nodeArgs = [] } = {}) {
   const port = await freePort();
   const svc = await startService(
     'sagaway',
-    node,
-    [CLI, 'start', '--config', join(ROOT, config), '--port', String(port)],
+    serverNode(),
+    [...nodeArgs, CLI, 'start', '--config', join(ROOT, config), '--port', String(port)],
     {
       env,
       nofile,
@@ -30,17 +33,20 @@ export async function sagawayStart(config, { env, nofile } = {}) {
 /** A `sagaway gateway` or `sagaway runner` process of a distributed deployment, logs off. */
 export async function sagawayProcess(args, { env, probe } = {}) {
   const port = await freePort();
-  const svc = await startService(`sagaway ${args[0]}`, node, [CLI, ...args, '--port', String(port)], {
+  const svc = await startService(`sagaway ${args[0]}`, serverNode(), [CLI, ...args, '--port', String(port)], {
     env,
     probe: probe ?? `http://127.0.0.1:${port}/healthz`,
   });
   return { ...svc, port, base: `http://127.0.0.1:${port}` };
 }
 
-/** A peer script of bench/peers, told its port by PORT; `probePath` must answer 2xx when ready. */
-export async function peerScript(script, probePath, { env = {}, nofile, probe } = {}) {
+/**
+ * A peer script of bench/peers, told its port by PORT; `probePath` must answer 2xx when ready.
+ * nodeArgs go before the script (e.g. `--cpu-prof`).
+ */
+export async function peerScript(script, probePath, { env = {}, nofile, probe, nodeArgs = [] } = {}) {
   const port = await freePort();
-  const svc = await startService(script, node, [join(PEERS, script)], {
+  const svc = await startService(script, serverNode(), [...nodeArgs, join(PEERS, script)], {
     env: { ...env, PORT: String(port) },
     nofile,
     probe: probe ?? `http://127.0.0.1:${port}${probePath}`,
@@ -54,7 +60,7 @@ export async function nodeRed(flows, probePath) {
   const userDir = mkdtempSync(join(tmpdir(), 'sagaway-bench-node-red-'));
   const svc = await startService(
     'node-red',
-    node,
+    serverNode(),
     [
       join(PEERS, 'node_modules', 'node-red', 'red.js'),
       '--settings',
