@@ -52,25 +52,22 @@ export function peakRssOf(pid) {
 
 /** CPU time (user + system) a process has used so far, in milliseconds (Linux /proc). */
 export function cpuMsOf(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces) start at field 3.
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
-  } catch {
-    return NaN;
-  }
+  const { user, sys } = cpuSplitOf(pid);
+  return user + sys;
 }
+
 /** User and system CPU time of a process so far, in milliseconds each (Linux /proc), or NaN. */
 export function cpuSplitOf(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start at field 3.
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return { user: (Number(f[11]) * 1000) / CLK_TCK, sys: (Number(f[12]) * 1000) / CLK_TCK };
   } catch {
     return { user: NaN, sys: NaN };
   }
 }
+
 const CLK_TCK = 100; // USER_HZ: 100 on every Linux build that Node supports
 
 /** Resolves after `ms`. */
