@@ -6,7 +6,16 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
  * written by `npm run schema`; a test fails when the file is stale).
  */
 
-import { Discriminated, DurationSchema, HttpMethod, NameOf, SizeSchema, strict } from '../core/schema-kit.js';
+import {
+  Discriminated,
+  DurationOf,
+  DurationSchema,
+  HttpMethod,
+  NameOf,
+  SizeOf,
+  SizeSchema,
+  strict,
+} from '../core/schema-kit.js';
 import { SagaSchema } from '../saga/schema.js';
 
 export { DurationSchema, SizeSchema } from '../core/schema-kit.js';
@@ -83,8 +92,6 @@ export const RunnerSchema = Type.Object(
 
 // ---------------------------------------------------------------- systems and states
 
-const natsDuration = (description: string) =>
-  Type.Union(DurationSchema.anyOf, { description: `${description}; ${DurationSchema.description}` });
 const NatsSystem = Type.Object(
   {
     type: Type.Literal('nats', { description: 'NATS JetStream, an event streaming platform' }),
@@ -99,20 +106,20 @@ const NatsSystem = Type.Object(
     prefix: Type.Optional(
       Type.String({ pattern: '^[A-Za-z0-9_-]+$', description: 'stream/subject prefix; default sagaway' }),
     ),
-    connectTimeout: Type.Optional(natsDuration('how long one connection attempt to a server waits; default 2s')),
+    connectTimeout: Type.Optional(DurationOf('how long one connection attempt to a server waits; default 2s')),
     runGrace: Type.Optional(
-      natsDuration(
+      DurationOf(
         "how long past a saga's deadline a gateway waits for the runner's answer (the runner answers TIMEOUT itself); default 2s",
       ),
     ),
     publishTimeout: Type.Optional(
-      natsDuration('how long publishing an event or a durable reply waits for JetStream to store it; default 5s'),
+      DurationOf('how long publishing an event or a durable reply waits for JetStream to store it; default 5s'),
     ),
     eventsMaxAge: Type.Optional(
-      natsDuration('how long an event nobody consumed stays in its JetStream stream; default 1h'),
+      DurationOf('how long an event nobody consumed stays in its JetStream stream; default 1h'),
     ),
     repliesMaxAge: Type.Optional(
-      natsDuration('how long a durable reply nobody read stays in its JetStream stream; default 10m'),
+      DurationOf('how long a durable reply nobody read stays in its JetStream stream; default 10m'),
     ),
   },
   strict,
@@ -160,10 +167,8 @@ const Table = () =>
     Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,62}$', description: "the SQL table; default the state's alias" }),
   );
 /** A size setting with its own description (what it bounds, and its default). */
-const limitSize = (description: string) =>
-  Type.Union(SizeSchema.anyOf, { description: `${description}; ${SizeSchema.description}` });
 const MaxPageSize = Type.Optional(
-  limitSize(
+  SizeOf(
     'bytes of record data one list page holds; a page stops early (with `next`) once its records reach it; default 4mb',
   ),
 );
@@ -242,12 +247,10 @@ const ApiKey = Type.Object(
   strict,
 );
 /** A duration setting with its own description (what it bounds, and its default). */
-const limitDuration = (description: string) =>
-  Type.Union(DurationSchema.anyOf, { description: `${description}; ${DurationSchema.description}` });
 const Rate = Type.Object(
   {
     max: Type.Integer({ minimum: 1, description: 'requests one client may make per window' }),
-    window: limitDuration('the window the count runs over'),
+    window: DurationOf('the window the count runs over'),
   },
   strict,
 );
@@ -256,7 +259,7 @@ const GlobalRate = Type.Object(
     max: Type.Optional(
       Type.Integer({ minimum: 1, description: 'requests one client may make per window; default 200' }),
     ),
-    window: Type.Optional(limitDuration('the window the count runs over; default 10s')),
+    window: Type.Optional(DurationOf('the window the count runs over; default 10s')),
     redis: Type.Optional(
       Type.String({
         pattern: '^rediss?://',
@@ -301,12 +304,12 @@ const Limits = Type.Object(
     bodyLimit: Type.Optional(SizeSchema),
     timeout: Type.Optional(DurationSchema),
     maxResponse: Type.Optional(
-      limitSize('largest response of one request, and of one stream poll; over it 502 RESPONSE_TOO_LARGE; default 8mb'),
+      SizeOf('largest response of one request, and of one stream poll; over it 502 RESPONSE_TOO_LARGE; default 8mb'),
     ),
-    headerTimeout: Type.Optional(limitDuration('time to receive the request headers; default 10s')),
-    bodyTimeout: Type.Optional(limitDuration('time to receive the whole request, headers and body; default 30s')),
+    headerTimeout: Type.Optional(DurationOf('time to receive the request headers; default 10s')),
+    bodyTimeout: Type.Optional(DurationOf('time to receive the whole request, headers and body; default 30s')),
     idleTimeout: Type.Optional(
-      limitDuration('a connection without traffic for this long is closed (streams excepted); default 60s'),
+      DurationOf('a connection without traffic for this long is closed (streams excepted); default 60s'),
     ),
     maxConnections: Type.Optional(
       Type.Integer({ minimum: 1, description: 'open connections at most; more are closed unserved; default 16384' }),
@@ -364,7 +367,7 @@ export const GatewaySchema = Type.Object(
             Type.Integer({ minimum: 1, description: 'entries sent from one poll; default 1000' }),
           ),
           maxBuffered: Type.Optional(
-            limitSize(
+            SizeOf(
               'bytes queued for a client that does not read; over it the stream waits for the socket ' +
                 '(no polls) and closes after stallTimeout with a resumable cursor; default 1mb',
             ),

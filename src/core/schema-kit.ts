@@ -47,3 +47,11 @@ export const HttpStatus = (description: string) => Type.Integer({ minimum: 100, 
 export const ConditionValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()], {
   description: 'a string, number or boolean',
 });
+
+/** A duration with what it sets, for editors ("…; milliseconds, or a string such as …"). */
+export const DurationOf = (description: string) =>
+  Type.Union(DurationSchema.anyOf, { description: `${description}; ${DurationSchema.description}` });
+
+/** A size with what it sets, for editors. */
+export const SizeOf = (description: string) =>
+  Type.Union(SizeSchema.anyOf, { description: `${description}; ${SizeSchema.description}` });

@@ -1,12 +1,12 @@
 import { Cancel } from '../core/cancel.js';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { connect as tcp } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { silentLogger } from '../core/logger.js';
 import { startTestHost, type TestHost } from '../testing/index.js';
 import { PROBE_HANDLER } from '../testing/probe-handler.js';
 import { NatsHub } from './nats/hub.js';
+import { NATS, natsUnavailableReason, skipOrFail } from '../../test/nats-available.js';
 
 /**
  * The nats system in one process (real NATS at 127.0.0.1:4222): a stream on a nats system goes
@@ -14,20 +14,7 @@ import { NatsHub } from './nats/hub.js';
  * that nobody acknowledges fails its step with EVENT_DELIVERY_EXHAUSTED after maxDeliver.
  */
 
-const NATS = 'nats://127.0.0.1:4222';
-const up = await new Promise<boolean>((done) => {
-  const s = tcp({ port: 4222, host: '127.0.0.1' });
-  s.once('connect', () => {
-    s.destroy();
-    done(true);
-  });
-  s.once('error', () => done(false));
-});
-function skipOrFail(reason: string): string | false {
-  if (process.env['SAGAWAY_REQUIRE_SERVICES'] === '1') throw new Error(`required service missing: ${reason}`);
-  console.log(`# skipped: ${reason}`);
-  return reason;
-}
+const natsDown = await natsUnavailableReason();
 
 async function dropStreams(prefix: string): Promise<void> {
   const { connect } = await import('@nats-io/transport-node');
@@ -46,7 +33,7 @@ async function until(check: () => Promise<boolean> | boolean, ms: number): Promi
   }
 }
 
-describe('nats system in process', { skip: up ? false : skipOrFail(`NATS not reachable at ${NATS}`) }, () => {
+describe('nats system in process', { skip: natsDown ? skipOrFail(natsDown) : false }, () => {
   const prefix = `u${randomBytes(5).toString('hex')}`;
   let h: TestHost;
   const seen: string[] = [];

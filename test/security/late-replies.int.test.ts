@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { connect as tcp } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { startTestHost, type TestHost } from '../../src/testing/index.js';
 import { PROBE_HANDLER } from '../../src/testing/probe-handler.js';
+import { NATS, natsUnavailableReason, skipOrFail } from '../nats-available.js';
 
 /**
  * Issue 9 item 13 (c): replies that arrive after their event was cancelled must not grow the
@@ -14,20 +14,7 @@ import { PROBE_HANDLER } from '../../src/testing/probe-handler.js';
  * event is aborted in place, and its late end is dropped.
  */
 
-const NATS = 'nats://127.0.0.1:4222';
-const up = await new Promise<boolean>((done) => {
-  const s = tcp({ port: 4222, host: '127.0.0.1' });
-  s.once('connect', () => {
-    s.destroy();
-    done(true);
-  });
-  s.once('error', () => done(false));
-});
-function skipOrFail(reason: string): string | false {
-  if (process.env['SAGAWAY_REQUIRE_SERVICES'] === '1') throw new Error(`required service missing: ${reason}`);
-  console.log(`# skipped: ${reason}`);
-  return reason;
-}
+const natsDown = await natsUnavailableReason();
 
 async function until(check: () => boolean, ms: number, what: string): Promise<void> {
   const end = Date.now() + ms;
@@ -52,98 +39,94 @@ const slow = (id: string, stream: string, system: string) => ({
   ],
 });
 
-describe(
-  'late replies after a cancelled event',
-  { skip: up ? false : skipOrFail(`NATS not reachable at ${NATS}`) },
-  () => {
-    const prefix = `late${randomBytes(5).toString('hex')}`;
-    let h: TestHost;
-    let replies = 0;
-    let closeTap: () => Promise<void>;
+describe('late replies after a cancelled event', { skip: natsDown ? skipOrFail(natsDown) : false }, () => {
+  const prefix = `late${randomBytes(5).toString('hex')}`;
+  let h: TestHost;
+  let replies = 0;
+  let closeTap: () => Promise<void>;
 
-    before(async () => {
-      const { connect } = await import('@nats-io/transport-node');
-      const nc = await connect({ servers: NATS });
-      nc.subscribe(`${prefix}.reply.>`, {
-        callback: () => {
-          replies++;
-        },
-      });
-      await nc.flush();
-      closeTap = () => nc.close();
-      h = await startTestHost(
-        {
-          systems: { bus: { type: 'nats', servers: [NATS], prefix } },
-          runners: {
-            orch: { sagas: [slow('remote', 'work', 'bus'), slow('here', 'lwork', 'local')] },
-            worker: {
-              handlers: ['./probe.mjs'],
-              streams: { work: { handler: 'probe', system: 'bus' }, lwork: { handler: 'probe', system: 'local' } },
-            },
+  before(async () => {
+    const { connect } = await import('@nats-io/transport-node');
+    const nc = await connect({ servers: NATS });
+    nc.subscribe(`${prefix}.reply.>`, {
+      callback: () => {
+        replies++;
+      },
+    });
+    await nc.flush();
+    closeTap = () => nc.close();
+    h = await startTestHost(
+      {
+        systems: { bus: { type: 'nats', servers: [NATS], prefix } },
+        runners: {
+          orch: { sagas: [slow('remote', 'work', 'bus'), slow('here', 'lwork', 'local')] },
+          worker: {
+            handlers: ['./probe.mjs'],
+            streams: { work: { handler: 'probe', system: 'bus' }, lwork: { handler: 'probe', system: 'local' } },
           },
-        } as never,
-        { files: { 'probe.mjs': PROBE_HANDLER } },
-      );
-      await until(() => h.host.hub?.connected === true, 5000, 'the nats system');
-      // one answered call first: the worker's consumer is up and the directory knows it
-      const warm = await h.run('/remote', { runner: 'orch', deadline: Date.now() + 10_000 });
-      assert.equal(warm.outcome, 'SUCCESS', JSON.stringify(warm));
-    });
+        },
+      } as never,
+      { files: { 'probe.mjs': PROBE_HANDLER } },
+    );
+    await until(() => h.host.hub?.connected === true, 5000, 'the nats system');
+    // one answered call first: the worker's consumer is up and the directory knows it
+    const warm = await h.run('/remote', { runner: 'orch', deadline: Date.now() + 10_000 });
+    assert.equal(warm.outcome, 'SUCCESS', JSON.stringify(warm));
+  });
 
-    after(async () => {
-      await h?.close();
-      await closeTap?.();
-      const { connect } = await import('@nats-io/transport-node');
-      const { jetstreamManager } = await import('@nats-io/jetstream');
-      const nc = await connect({ servers: NATS });
-      const jsm = await jetstreamManager(nc);
-      for (const s of [`${prefix}_events`, `${prefix}_resp`]) await jsm.streams.delete(s).catch(() => undefined);
-      await nc.close();
-    });
+  after(async () => {
+    await h?.close();
+    await closeTap?.();
+    const { connect } = await import('@nats-io/transport-node');
+    const { jetstreamManager } = await import('@nats-io/jetstream');
+    const nc = await connect({ servers: NATS });
+    const jsm = await jetstreamManager(nc);
+    for (const s of [`${prefix}_events`, `${prefix}_resp`]) await jsm.streams.delete(s).catch(() => undefined);
+    await nc.close();
+  });
 
-    test('nats: 30 cancelled events, 30 late replies, and the pending table is empty again', async () => {
-      const pending = h.host.hub!.pending;
-      const before = replies;
-      const N = 30;
-      const results = await Promise.all(
-        Array.from({ length: N }, async (_x, i) => {
-          const ctl = new AbortController();
-          if (i % 5 === 0)
-            ctl.abort(); // cancelled before it is sent
-          else setTimeout(() => ctl.abort(), i % 40);
-          return h.run('/remote', { runner: 'orch', signal: ctl.signal });
-        }),
-      );
-      for (const r of results) assert.notEqual(r.outcome, 'SUCCESS', 'every run was cancelled before its answer');
-      // the runner answers the events that reached it, after their cancellation
-      const sent = N - N / 5;
-      await until(() => replies - before >= sent, 10_000, 'the late replies');
-      await new Promise((r) => setTimeout(r, 200)); // let the last ones be read and dropped
-      const sizes = pending.sizes();
-      assert.equal(sizes.pending, 0, 'no event is awaited');
-      assert.equal(sizes.sequences, 0, 'no sequence entry is left behind');
-      assert.ok(sizes.answered <= 10_000, 'the answered-id memory is bounded');
+  test('nats: 30 cancelled events, 30 late replies, and the pending table is empty again', async () => {
+    const pending = h.host.hub!.pending;
+    const before = replies;
+    const N = 30;
+    const results = await Promise.all(
+      Array.from({ length: N }, async (_x, i) => {
+        const ctl = new AbortController();
+        if (i % 5 === 0)
+          ctl.abort(); // cancelled before it is sent
+        else setTimeout(() => ctl.abort(), i % 40);
+        return h.run('/remote', { runner: 'orch', signal: ctl.signal });
+      }),
+    );
+    for (const r of results) assert.notEqual(r.outcome, 'SUCCESS', 'every run was cancelled before its answer');
+    // the runner answers the events that reached it, after their cancellation
+    const sent = N - N / 5;
+    await until(() => replies - before >= sent, 10_000, 'the late replies');
+    await new Promise((r) => setTimeout(r, 200)); // let the last ones be read and dropped
+    const sizes = pending.sizes();
+    assert.equal(sizes.pending, 0, 'no event is awaited');
+    assert.equal(sizes.sequences, 0, 'no sequence entry is left behind');
+    assert.ok(sizes.answered <= 10_000, 'the answered-id memory is bounded');
 
-      const ok = await h.run('/remote', { runner: 'orch', deadline: Date.now() + 10_000 });
-      assert.equal(ok.outcome, 'SUCCESS', 'the system still works');
-      assert.deepEqual(pending.sizes().pending, 0);
-    });
+    const ok = await h.run('/remote', { runner: 'orch', deadline: Date.now() + 10_000 });
+    assert.equal(ok.outcome, 'SUCCESS', 'the system still works');
+    assert.deepEqual(pending.sizes().pending, 0);
+  });
 
-    test('local: a cancelled event is aborted in place, and its late end changes nothing', async () => {
-      const g = globalThis as { __probeAborted?: number };
-      const before = g.__probeAborted ?? 0;
-      const results = await Promise.all(
-        Array.from({ length: 10 }, () => {
-          const ctl = new AbortController();
-          setTimeout(() => ctl.abort(), 20);
-          return h.run('/here', { runner: 'orch', signal: ctl.signal });
-        }),
-      );
-      for (const r of results) assert.notEqual(r.outcome, 'SUCCESS');
-      await until(() => (g.__probeAborted ?? 0) - before >= 10, 2000, 'the local actions to see their abort');
-      await new Promise((r) => setTimeout(r, 400)); // past the actions' own 300 ms
-      const ok = await h.run('/here', { runner: 'orch', deadline: Date.now() + 10_000 });
-      assert.equal(ok.outcome, 'SUCCESS');
-    });
-  },
-);
+  test('local: a cancelled event is aborted in place, and its late end changes nothing', async () => {
+    const g = globalThis as { __probeAborted?: number };
+    const before = g.__probeAborted ?? 0;
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => {
+        const ctl = new AbortController();
+        setTimeout(() => ctl.abort(), 20);
+        return h.run('/here', { runner: 'orch', signal: ctl.signal });
+      }),
+    );
+    for (const r of results) assert.notEqual(r.outcome, 'SUCCESS');
+    await until(() => (g.__probeAborted ?? 0) - before >= 10, 2000, 'the local actions to see their abort');
+    await new Promise((r) => setTimeout(r, 400)); // past the actions' own 300 ms
+    const ok = await h.run('/here', { runner: 'orch', deadline: Date.now() + 10_000 });
+    assert.equal(ok.outcome, 'SUCCESS');
+  });
+});

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { connect as tcp } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { startTestHost, type TestHost } from '../../src/testing/index.js';
 import { PROBE_HANDLER } from '../../src/testing/probe-handler.js';
 import { HOSTILE_TEXTS, assertNoLeak, capturingLogger, secrets } from './inject-canary.js';
+import { NATS, natsUnavailableReason, skipOrFail } from '../nats-available.js';
 
 /**
  * Issue 9 item 1 across the broker (real NATS at 127.0.0.1:4222): an action record whose event
@@ -14,20 +14,7 @@ import { HOSTILE_TEXTS, assertNoLeak, capturingLogger, secrets } from './inject-
  * message on the broker (every subject of the prefix is tapped).
  */
 
-const NATS = 'nats://127.0.0.1:4222';
-const up = await new Promise<boolean>((done) => {
-  const s = tcp({ port: 4222, host: '127.0.0.1' });
-  s.once('connect', () => {
-    s.destroy();
-    done(true);
-  });
-  s.once('error', () => done(false));
-});
-function skipOrFail(reason: string): string | false {
-  if (process.env['SAGAWAY_REQUIRE_SERVICES'] === '1') throw new Error(`required service missing: ${reason}`);
-  console.log(`# skipped: ${reason}`);
-  return reason;
-}
+const natsDown = await natsUnavailableReason();
 
 const RECORDS = [
   {
@@ -44,7 +31,7 @@ const RECORDS = [
   },
 ];
 
-describe('second-order inject over NATS', { skip: up ? false : skipOrFail(`NATS not reachable at ${NATS}`) }, () => {
+describe('second-order inject over NATS', { skip: natsDown ? skipOrFail(natsDown) : false }, () => {
   const prefix = `soi${randomBytes(5).toString('hex')}`;
   let h: TestHost;
   const wire: string[] = [];
