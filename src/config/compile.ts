@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isForbiddenKey } from '../core/path.js';
 import { parseDuration, parseSize } from '../core/units.js';
-import { checkSaga, planSaga, type CompiledSaga } from '../saga/graph.js';
+import { checkSaga, eventMetasOf, planSaga, type CompiledSaga } from '../saga/graph.js';
 import { compileApiRate, compileLimits, limitIssues } from './compile-limits.js';
 import { isLayerField } from './layer-fields.js';
 import type { RawConfig, RawEventMeta, RawRunner, RawState, RawSystem } from './schema.js';
@@ -301,12 +301,19 @@ function checkRunnerSagas(
     const issues = checkSaga(saga);
     for (const issue of issues) report(saga.source.file, where(...issue.at), issue.message, issue.severity);
     saga.steps.forEach((step, i) => {
-      if (step.type !== 'event' || !step.eventMeta) return;
-      checkEventMeta(step.eventMeta, runner, raw, systems, (p, m) =>
-        report(saga.source.file, where('steps', i, 'eventMeta', ...p), m),
-      );
+      for (const { meta, at } of eventMetasOf(step)) {
+        checkEventMeta(meta, runner, raw, systems, (p, m) =>
+          report(saga.source.file, where('steps', i, ...at, ...p), m),
+        );
+      }
     });
     if (!issues.some((i) => i.severity === 'error')) plans.push(planSaga(saga, defaultTimeoutMs));
+  }
+  // onFail names a saga of the same runner (checked once every id is known).
+  for (const saga of runner.sagas) {
+    const target = saga.onFail?.saga;
+    if (target !== undefined && !ids.has(target))
+      report(saga.source.file, [...saga.source.at, 'onFail', 'saga'], `no saga "${target}" in runner "${runner.name}"`);
   }
   return plans;
 }

@@ -85,6 +85,8 @@ export interface ErrorInfo {
   step?: string;
   /** the error this one wraps (UNHANDLED_STEP_FAILURE wraps the step's error) */
   cause?: ErrorInfo;
+  /** a failed saga's compensations: all undone, or some failed (absent: nothing to undo) */
+  compensation?: 'COMPLETED' | 'PARTIAL';
 }
 
 /** Whether `code` is one of sagaway's own codes. */

@@ -44,6 +44,12 @@ export interface SagaRequest {
   query: Record<string, unknown>;
   /** the run id: made by the gateway for every request, unique (never the client's header) */
   requestId: string;
+  /**
+   * the id of this saga run (idempotency keys `<runId>:<stepId>`, logs): the request id for a
+   * one-shot request, `<requestId>.<n>` for the n-th poll of a stream (every poll is a run of
+   * its own); absent = the runner makes a fresh one
+   */
+  runId?: string;
   user: Principal | null;
   /** the caller's scope (core/caller.ts callerKey); default: derived from `user` */
   caller?: string;

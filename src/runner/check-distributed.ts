@@ -1,5 +1,6 @@
 import type { Report } from '../config/compile.js';
 import type { Settings } from '../config/settings.js';
+import { eventMetasOf } from '../saga/graph.js';
 
 /**
  * Checks of event steps on non-local streams (`sagaway validate`):
@@ -19,22 +20,24 @@ export function checkDistributed(settings: Settings, report: Report): void {
   for (const runner of Object.values(settings.runners)) {
     for (const saga of runner.sagas) {
       saga.steps.forEach((step, i) => {
-        const meta = step.eventMeta;
-        const stream = meta?.stream ?? 'local';
-        if (step.type !== 'event' || !meta || stream === 'local') return;
-        const at = [...saga.source.at, 'steps', i, 'eventMeta'];
-        if (meta.responseSystem !== undefined && settings.systems[meta.responseSystem]?.type !== 'nats') {
-          report(saga.source.file, [...at, 'responseSystem'], `"${meta.responseSystem}" is not a nats system`);
-        }
-        const system = meta.system ?? settings.defaultSystem ?? 'local';
-        const deployments = consumers.get(`${system}\0${stream}`);
-        if (meta.deployments === undefined && deployments && deployments.size > 1) {
-          report(
-            saga.source.file,
-            [...at, 'stream'],
-            `stream "${stream}" is consumed by ${[...deployments].join(', ')} and this step names no deployments: each runs it, the first reply is kept`,
-            'warning',
-          );
+        for (const found of eventMetasOf(step)) {
+          const meta = found.meta;
+          const stream = meta.stream ?? 'local';
+          if (stream === 'local') continue;
+          const at = [...saga.source.at, 'steps', i, ...found.at];
+          if (meta.responseSystem !== undefined && settings.systems[meta.responseSystem]?.type !== 'nats') {
+            report(saga.source.file, [...at, 'responseSystem'], `"${meta.responseSystem}" is not a nats system`);
+          }
+          const system = meta.system ?? settings.defaultSystem ?? 'local';
+          const deployments = consumers.get(`${system}\0${stream}`);
+          if (meta.deployments === undefined && deployments && deployments.size > 1) {
+            report(
+              saga.source.file,
+              [...at, 'stream'],
+              `stream "${stream}" is consumed by ${[...deployments].join(', ')} and this step names no deployments: each runs it, the first reply is kept`,
+              'warning',
+            );
+          }
         }
       });
     }

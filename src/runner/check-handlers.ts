@@ -3,6 +3,7 @@ import type { Settings } from '../config/settings.js';
 import { SagawayError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import type { HandlerEnv, HandlerFactory } from '../handlers/api.js';
+import { eventMetasOf } from '../saga/graph.js';
 import { HandlerRegistry, importHandlerModule, isModuleEntry } from './executor/registry.js';
 
 /**
@@ -38,26 +39,28 @@ export async function checkHandlers(
     }
     for (const saga of runner.sagas) {
       saga.steps.forEach((step, i) => {
-        const meta = step.eventMeta;
-        if (step.type !== 'event' || !meta || (meta.stream ?? 'local') !== 'local') return;
-        if (meta.handler === undefined || Object.hasOwn(runner.actions, meta.action)) return;
-        if (!registry.has(meta.handler)) {
-          report(
-            saga.source.file,
-            [...saga.source.at, 'steps', i, 'eventMeta', 'handler'],
-            `handler "${meta.handler}" is not loaded by runner "${runner.name}"`,
-          );
-          return;
-        }
-        try {
-          registry.resolve(meta.handler, meta.action, meta.version);
-        } catch (e) {
-          const field = (e as SagawayError).code === 'ACTION_VERSION_UNSUPPORTED' ? 'version' : 'action';
-          report(
-            saga.source.file,
-            [...saga.source.at, 'steps', i, 'eventMeta', field],
-            `${(e as Error).message} (${(e as SagawayError).code})`,
-          );
+        // the step's own event and its compensation's obey the same rules
+        for (const { meta, at } of eventMetasOf(step)) {
+          if ((meta.stream ?? 'local') !== 'local') continue;
+          if (meta.handler === undefined || Object.hasOwn(runner.actions, meta.action)) continue;
+          if (!registry.has(meta.handler)) {
+            report(
+              saga.source.file,
+              [...saga.source.at, 'steps', i, ...at, 'handler'],
+              `handler "${meta.handler}" is not loaded by runner "${runner.name}"`,
+            );
+            continue;
+          }
+          try {
+            registry.resolve(meta.handler, meta.action, meta.version);
+          } catch (e) {
+            const field = (e as SagawayError).code === 'ACTION_VERSION_UNSUPPORTED' ? 'version' : 'action';
+            report(
+              saga.source.file,
+              [...saga.source.at, 'steps', i, ...at, field],
+              `${(e as Error).message} (${(e as SagawayError).code})`,
+            );
+          }
         }
       });
     }

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Cancel, type Cancellable } from '../core/cancel.js';
 import { httpFor, SagawayError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
-import type { Logger } from '../core/logger.js';
 import { isObject } from '../core/path.js';
-import type { EventStatus, Payload, RequestContext, SagaResult } from '../core/types.js';
-import type { EventMessage, EventReply } from '../core/messages.js';
+import type { Payload, RequestContext, SagaResult } from '../core/types.js';
+import type { EngineDeps } from './deps.js';
 import { conditionValue } from './expression.js';
 import {
   selectLink,
@@ -17,17 +16,18 @@ import {
   type TransformStep,
 } from './graph.js';
 import { responseOf, writeEventOutput, writeOutput, writeParsedOutput } from './payload.js';
+import { sendWithRetry } from './send.js';
+import { register, unwind, type Registration, type UnwindJournal, type UnwindState } from './unwind.js';
 
-/** What the engine needs from the runner that orchestrates the saga. */
-export interface EngineDeps {
-  /**
-   * Send an event where its `stream` says and resolve with the reply. Never rejects, and resolves
-   * promptly once `cancel` aborts (the saga ended or the step timed out).
-   */
-  dispatch(event: EventMessage, cancel: Cancellable): Promise<EventReply>;
-  log: Logger;
-  /** steps one run may take (guards loops) */
-  maxSteps: number;
+export type { EngineDeps, EngineObserver } from './deps.js';
+export type { Registration, UnwindJournal } from './unwind.js';
+
+/** What a journal keeps of a run besides its next step and payload (issue 12). */
+export interface RunProgress {
+  /** the compensations registered so far, oldest first */
+  undo: readonly Registration[];
+  /** visits of event steps so far (loops), so that a resumed run keeps its idempotency keys distinct */
+  visits: Readonly<Record<string, number>>;
 }
 
 /** One run of a saga. */
@@ -46,9 +46,15 @@ export interface SagaRun {
    * journal of the run's progress), except when the next step ends the saga. A rejection ends the run with its error. Only event steps
    * are journaled: they are the only steps with effects outside the payload.
    */
-  journal?: (next: string, payload: Payload, context: RequestContext) => Promise<void>;
+  journal?: (next: string, payload: Payload, context: RequestContext, progress: RunProgress) => Promise<void>;
+  /** the journal of the unwind (compensations), with `journal` */
+  unwindJournal?: UnwindJournal;
   /** Continue a journaled run: start at `step` with `payload` instead of the start step. */
-  resume?: { step: string; payload: Payload };
+  resume?: { step: string; payload: Payload; progress?: RunProgress };
+  /** Continue a journaled run that was undoing its steps: the undos not yet done, then `result`. */
+  resumeUnwind?: UnwindState & { result: SagaResult };
+  /** the payload to start with instead of `{ parameters: input }` (an onFail saga's) */
+  payload?: Payload;
 }
 
 const TIMED_OUT = Symbol('saga timeout');
@@ -61,19 +67,56 @@ const CALLER_GONE = Symbol('caller gone');
  */
 export async function runSaga(deps: EngineDeps, run: SagaRun): Promise<SagaResult> {
   const runId = run.runId ?? randomUUID();
+  if (run.resumeUnwind) {
+    return unwindSafely(deps, run, runId, run.context, run.resumeUnwind.result, run.resumeUnwind);
+  }
   const cancel = new Cancel();
   const remaining = run.deadline - Date.now();
   const timer = setTimeout(() => cancel.abort(TIMED_OUT), Math.max(0, remaining));
   const unlink = run.cancel?.onAbort(() => cancel.abort(CALLER_GONE));
+  const progress = run.resume?.progress;
+  const state: RunState = {
+    payload: run.resume ? run.resume.payload : (run.payload ?? { parameters: run.input }),
+    context: run.context,
+    visits: progress && Object.keys(progress.visits).length > 0 ? new Map(Object.entries(progress.visits)) : undefined,
+    undo: progress ? [...progress.undo] : [],
+    unwind: true,
+    journalFailed: false,
+  };
+  let result: SagaResult;
   try {
-    return await loop(deps, run, runId, cancel);
+    result = await loop(deps, run, runId, cancel, state);
   } catch (err) {
-    if (cancel.aborted) return abortedResult(run.saga, runId, cancel.reason);
-    deps.log.error({ err, saga: run.saga.id, runId }, 'saga engine error');
-    return failed(run.saga, runId, toErrorInfo(err));
+    if (cancel.aborted && !state.journalFailed) result = abortedResult(run.saga, runId, cancel.reason);
+    else {
+      deps.log.error({ err, saga: run.saga.id, runId }, 'saga engine error');
+      result = failed(run.saga, runId, toErrorInfo(err));
+    }
   } finally {
     clearTimeout(timer);
     unlink?.();
+  }
+  // A run whose journal write failed is not over for the journal: another process has taken it
+  // over, or will resume it (and undo it, if it fails); this copy must not undo anything.
+  if (result.outcome !== 'FAIL' && result.outcome !== 'TIMEOUT') return result;
+  if (!state.unwind || state.journalFailed || state.undo.length === 0) return result;
+  return unwindSafely(deps, run, runId, state.context, result, { undo: state.undo, done: [] });
+}
+
+/** The unwind; a journal write that fails stops it (the run is then resumed, with its unwind, elsewhere). */
+async function unwindSafely(
+  deps: EngineDeps,
+  run: SagaRun,
+  runId: string,
+  context: RequestContext,
+  result: SagaResult,
+  at: UnwindState,
+): Promise<SagaResult> {
+  try {
+    return await unwind(deps, run.saga, runId, context, result, at, run.unwindJournal);
+  } catch (err) {
+    deps.log.error({ err: toErrorInfo(err), saga: run.saga.id, runId }, 'compensations stopped: journal write failed');
+    return result;
   }
 }
 
@@ -83,6 +126,12 @@ interface RunState {
   context: RequestContext;
   /** visits of event steps in this run, for distinct idempotency keys on loops */
   visits: Map<string, number> | undefined;
+  /** compensations registered so far, oldest first */
+  undo: Registration[];
+  /** false when the run ended at a `fail` step with `compensate: false` */
+  unwind: boolean;
+  /** a journal write failed: this copy of the run must stop without undoing anything */
+  journalFailed: boolean;
 }
 
 /** How a step that does not end the run ended: the condition value, and its error if it failed. */
@@ -101,14 +150,15 @@ interface RunScope {
   cancel: Cancellable;
 }
 
-async function loop(deps: EngineDeps, run: SagaRun, runId: string, cancel: Cancellable): Promise<SagaResult> {
+async function loop(
+  deps: EngineDeps,
+  run: SagaRun,
+  runId: string,
+  cancel: Cancellable,
+  state: RunState,
+): Promise<SagaResult> {
   const { saga } = run;
   const scope: RunScope = { deps, run, runId, cancel };
-  const state: RunState = {
-    payload: run.resume ? run.resume.payload : { parameters: run.input },
-    context: run.context,
-    visits: undefined,
-  };
   let step: CompiledStep = (run.resume && saga.steps.get(run.resume.step)) || saga.start;
   for (let count = 1; ; count++) {
     if (cancel.aborted) return abortedResult(saga, runId, cancel.reason);
@@ -127,7 +177,15 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, cancel: Cance
     // outcome is written right after it, so the extra write would only shrink, by one write, the
     // window in which a crash re-runs the event (at least once, same idempotency key).
     if (run.journal && step.type === 'event' && next.type !== 'success' && next.type !== 'fail') {
-      await run.journal(next.id, state.payload, state.context);
+      try {
+        await run.journal(next.id, state.payload, state.context, {
+          undo: state.undo,
+          visits: state.visits ? Object.fromEntries(state.visits) : {},
+        });
+      } catch (err) {
+        state.journalFailed = true;
+        throw err;
+      }
     }
     step = next;
   }
@@ -141,6 +199,7 @@ function runStep(scope: RunScope, step: CompiledStep, state: RunState): StepResu
     case 'success':
       return { end: succeeded(scope, step, state.payload) };
     case 'fail':
+      if (!step.compensate) state.unwind = false;
       return { end: failed(scope.run.saga, scope.runId, failStepError(step, state.context.error)) };
     case 'condition':
       return conditionStep(scope, step, state);
@@ -193,7 +252,22 @@ async function eventStep(scope: RunScope, step: EventStep, state: RunState): Pro
   const visit = state.visits?.get(step.id) ?? 0;
   (state.visits ??= new Map()).set(step.id, visit + 1);
   const key = visit === 0 ? `${runId}:${step.id}` : `${runId}:${step.id}#${visit + 1}`;
-  const reply = await sendEvent(scope, step, state, key);
+  const reply = await sendWithRetry(
+    scope.deps,
+    {
+      saga: run.saga.id,
+      runId,
+      stepId: step.id,
+      step: step.id,
+      idempotencyKey: key,
+      meta: step.meta,
+      payload: state.payload,
+      context: state.context,
+      deadline: run.deadline,
+    },
+    step.retry,
+    cancel,
+  );
   // An event cancelled by the saga's own end is not the step's failure.
   if (cancel.aborted) return { end: abortedResult(run.saga, runId, cancel.reason) };
   state.context = { ...state.context, status: reply.status };
@@ -215,6 +289,10 @@ async function eventStep(scope: RunScope, step: EventStep, state: RunState): Pro
       end: { outcome: 'ACK', http: 202, response: responseOf(state.payload, undefined), sagaId: run.saga.id, runId },
     };
   }
+  // Past a pivot the saga can only go forward; a compensation undoes this visit, with the
+  // payload as it is now (its input), whatever later steps write.
+  if (step.pivot) state.undo = [];
+  if (step.compensate) state.undo.push(register(step.id, key, state.payload));
   return { value: reply.status };
 }
 
@@ -270,48 +348,6 @@ function route(
     }),
   };
 }
-
-async function sendEvent(
-  scope: RunScope,
-  step: EventStep,
-  state: RunState,
-  idempotencyKey: string,
-): Promise<EventReply> {
-  const { deps, run, runId, cancel } = scope;
-  const { timeoutMs } = step.meta;
-  const deadline = timeoutMs === undefined ? run.deadline : Math.min(run.deadline, Date.now() + timeoutMs);
-  const event: EventMessage = {
-    id: randomUUID(),
-    runId,
-    stepId: step.id,
-    idempotencyKey,
-    stream: step.meta.stream,
-    meta: step.meta.raw,
-    payload: state.payload,
-    context: state.context,
-    deadline,
-  };
-  if (timeoutMs === undefined) return deps.dispatch(event, cancel);
-  // A step timeout shorter than the saga's: cancel just this event and report TIMEOUT.
-  const eventCancel = new Cancel();
-  const unlink = cancel.onAbort(() => eventCancel.abort(cancel.reason));
-  const timer = setTimeout(() => eventCancel.abort(EVENT_TIMED_OUT), Math.max(0, deadline - Date.now()));
-  try {
-    const reply = await deps.dispatch(event, eventCancel);
-    if (eventCancel.reason !== EVENT_TIMED_OUT || cancel.aborted) return reply;
-    return {
-      status: 'TIMEOUT' as EventStatus,
-      error: { code: 'EVENT_TIMEOUT', message: `no reply within ${timeoutMs} ms`, http: 504 },
-      inputElement: null,
-      outputElement: null,
-    };
-  } finally {
-    clearTimeout(timer);
-    unlink();
-  }
-}
-
-const EVENT_TIMED_OUT = Symbol('event timeout');
 
 function replaceWith(result: unknown): Payload {
   if (!isObject(result))

@@ -1,4 +1,4 @@
-import type { RawEventMeta, RawSaga, RawStep } from './schema.js';
+import type { RawEventMeta, RawRetry, RawSaga, RawStep } from './schema.js';
 import { SagawayError } from '../core/errors.js';
 import { parsePath } from '../core/path.js';
 import { parseDuration } from '../core/units.js';
@@ -45,6 +45,27 @@ export interface StartStep extends StepBase {
 export interface EventStep extends StepBase {
   readonly type: 'event';
   readonly meta: CompiledEventMeta;
+  /** tries of one visit; undefined = one try */
+  readonly retry: RetryPlan | undefined;
+  /** the event that undoes the step, registered when it succeeds */
+  readonly compensate: CompensatePlan | undefined;
+  /** once it succeeds, earlier compensations are dropped */
+  readonly pivot: boolean;
+}
+
+/** An event step's `retry`, durations in ms and `on` as a set (undefined = the retryable codes). */
+export interface RetryPlan {
+  readonly attempts: number;
+  readonly backoffMs: number;
+  readonly maxBackoffMs: number;
+  readonly jitter: boolean;
+  readonly on: ReadonlySet<string> | undefined;
+}
+
+/** An event step's `compensate`: the undo event's settings and its own retry. */
+export interface CompensatePlan {
+  readonly meta: CompiledEventMeta;
+  readonly retry: RetryPlan | undefined;
 }
 
 /** `transform`: JSONata over the payload, written at `output` or replacing the payload. */
@@ -71,6 +92,8 @@ export interface SuccessStep extends StepBase {
 export interface FailStep extends StepBase {
   readonly type: 'fail';
   readonly error: { readonly code?: string; readonly message?: string; readonly http?: number } | undefined;
+  /** run the registered compensations when the saga ends here (`compensate: false` says no) */
+  readonly compensate: boolean;
 }
 
 /** A compiled step: one variant per kind, each with exactly its own settings. */
@@ -106,6 +129,8 @@ export interface CompiledSaga {
   readonly autoFail: boolean;
   readonly roles: readonly string[];
   readonly timeoutMs: number;
+  /** id of the saga (same runner) to run after a FAIL or TIMEOUT outcome */
+  readonly onFail: string | undefined;
   readonly start: StartStep;
   readonly steps: ReadonlyMap<string, CompiledStep>;
   readonly raw: RawSaga;
@@ -193,7 +218,42 @@ function walk(saga: RawSaga, from: string[], next: (s: RawStep) => string[]): Se
   return seen;
 }
 
+/**
+ * The event settings of a step with where they are: its `eventMeta`, and its compensation's.
+ * Every check of event settings (paths, handlers, streams, systems) goes through this, so that
+ * an undo event obeys the same rules as the step's own.
+ */
+export function eventMetasOf(step: RawStep): { meta: RawEventMeta; at: (string | number)[] }[] {
+  const out: { meta: RawEventMeta; at: (string | number)[] }[] = [];
+  if (step.type !== 'event') return out;
+  if (step.eventMeta) out.push({ meta: step.eventMeta, at: ['eventMeta'] });
+  if (typeof step.compensate === 'object')
+    out.push({ meta: step.compensate.eventMeta, at: ['compensate', 'eventMeta'] });
+  return out;
+}
+
+/** Which step kinds may carry the settings of issue 12 (compensation, pivot, retry). */
+function checkUndoSettings(step: RawStep, i: number, err: (at: (string | number)[], m: string) => void): void {
+  if (step.compensate === false && step.type !== 'fail')
+    err(['steps', i, 'compensate'], 'only a fail step may say compensate: false');
+  if (typeof step.compensate === 'object' && step.type !== 'event')
+    err(['steps', i, 'compensate'], 'only an event step has a compensation');
+  if (step.pivot !== undefined && step.type !== 'event') err(['steps', i, 'pivot'], 'a pivot is an event step');
+  if (step.pivot === true && typeof step.compensate === 'object')
+    err(['steps', i, 'compensate'], 'a pivot cannot be undone: it has no compensation');
+  if (step.retry !== undefined && step.type !== 'event') err(['steps', i, 'retry'], 'only an event step retries');
+  for (const [retry, at] of [
+    [step.retry, ['steps', i, 'retry']],
+    [typeof step.compensate === 'object' ? step.compensate.retry : undefined, ['steps', i, 'compensate', 'retry']],
+  ] as const) {
+    if (!retry) continue;
+    const { backoffMs, maxBackoffMs } = planRetry(retry);
+    if (maxBackoffMs < backoffMs) err([...at, 'maxBackoff'], 'maxBackoff is shorter than backoff');
+  }
+}
+
 function checkStepSettings(step: RawStep, i: number, err: (at: (string | number)[], m: string) => void): void {
+  checkUndoSettings(step, i, err);
   const tryParse = (text: string | undefined, at: (string | number)[], output: boolean) => {
     if (text === undefined) return;
     try {
@@ -203,21 +263,20 @@ function checkStepSettings(step: RawStep, i: number, err: (at: (string | number)
       err(at, (e as Error).message);
     }
   };
-  if (step.type === 'event' && step.eventMeta) {
-    const m = step.eventMeta;
+  for (const { meta: m, at } of eventMetasOf(step)) {
     const injectable = m.inject === true;
     for (const key of ['inputElement', 'outputElement'] as const) {
       const value = m[key];
       if (value === undefined || (injectable && hasPlaceholder(value))) continue;
-      if (key === 'inputElement' && value === '-') err(['steps', i, 'eventMeta', key], '"-" is only for outputElement');
-      else tryParse(value, ['steps', i, 'eventMeta', key], key === 'outputElement');
+      if (key === 'inputElement' && value === '-') err(['steps', i, ...at, key], '"-" is only for outputElement');
+      else tryParse(value, ['steps', i, ...at, key], key === 'outputElement');
     }
     if (m.parameters) {
       for (const [k, v] of Object.entries(m.parameters)) {
         if (k.startsWith('path_') && typeof v === 'string' && !v.startsWith('@.'))
-          tryParse(v, ['steps', i, 'eventMeta', 'parameters', k], false);
+          tryParse(v, ['steps', i, ...at, 'parameters', k], false);
         if (k.startsWith('path_') && typeof v === 'string' && v.startsWith('@.'))
-          tryParse(v.slice(2), ['steps', i, 'eventMeta', 'parameters', k], false);
+          tryParse(v.slice(2), ['steps', i, ...at, 'parameters', k], false);
       }
     }
   }
@@ -294,6 +353,7 @@ export function planSaga(saga: RawSaga, defaultTimeoutMs: number): CompiledSaga 
     autoFail: saga.autoFail ?? false,
     roles: Object.freeze([...(saga.roles ?? [])]),
     timeoutMs: parseDuration(saga.timeout) ?? defaultTimeoutMs,
+    onFail: saga.onFail?.saga,
     start,
     steps,
     raw: saga,
@@ -307,7 +367,20 @@ function planStep(s: RawStep, links: CompiledLink[]): CompiledStep {
     case 'start':
       return { ...base, type: 'start' };
     case 'event':
-      return { ...base, type: 'event', meta: planEventMeta(s.eventMeta as RawEventMeta) };
+      return {
+        ...base,
+        type: 'event',
+        meta: planEventMeta(s.eventMeta as RawEventMeta),
+        retry: s.retry ? planRetry(s.retry) : undefined,
+        compensate:
+          typeof s.compensate === 'object'
+            ? Object.freeze({
+                meta: planEventMeta(s.compensate.eventMeta),
+                retry: s.compensate.retry ? planRetry(s.compensate.retry) : undefined,
+              })
+            : undefined,
+        pivot: s.pivot === true,
+      };
     case 'transform':
       return { ...base, type: 'transform', expression: compileExpression(s.expression as string), output };
     case 'condition':
@@ -315,7 +388,7 @@ function planStep(s: RawStep, links: CompiledLink[]): CompiledStep {
     case 'success':
       return { ...base, type: 'success', output, http: s.http ?? 200 };
     case 'fail':
-      return { ...base, type: 'fail', error: s.error };
+      return { ...base, type: 'fail', error: s.error, compensate: s.compensate !== false };
     default:
       // the schema admits no other kind; a hand-made settings object might
       throw new SagawayError('CONFIG_INVALID', `step "${s.id}": unknown type "${String(s.type)}"`);
@@ -332,6 +405,17 @@ function planEventMeta(raw: RawEventMeta): CompiledEventMeta {
     timeoutMs: parseDuration(raw.timeout),
     followAck: raw.followAck === true,
     elements: placeholders ? undefined : Object.freeze({ input, output, parsed: parseElements(input, output) }),
+  });
+}
+
+/** A `retry` with its defaults filled (backoff 100 ms, maxBackoff 10 s, jitter on). */
+export function planRetry(raw: RawRetry): RetryPlan {
+  return Object.freeze({
+    attempts: raw.attempts,
+    backoffMs: parseDuration(raw.backoff) ?? 100,
+    maxBackoffMs: parseDuration(raw.maxBackoff) ?? 10_000,
+    jitter: raw.jitter ?? true,
+    on: raw.on ? new Set(raw.on) : undefined,
   });
 }
 

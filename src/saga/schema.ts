@@ -1,5 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ConditionValue, DurationSchema, HttpMethod, HttpStatus, NameOf, strict } from '../core/schema-kit.js';
+import {
+  ConditionValue,
+  DurationOf,
+  DurationSchema,
+  HttpMethod,
+  HttpStatus,
+  NameOf,
+  strict,
+} from '../core/schema-kit.js';
 import type { EventMetaSpec } from '../core/messages.js';
 
 /**
@@ -71,6 +79,45 @@ export const EventMetaSchema = Type.Object(
   { ...strict, description: 'event step: handler, action, version and its arguments' },
 );
 
+export const RetrySchema = Type.Object(
+  {
+    attempts: Type.Integer({
+      minimum: 1,
+      maximum: 100,
+      description: 'tries in all, the first included (1 = no retry)',
+    }),
+    backoff: Type.Optional(DurationOf('delay before the second try; doubles before each later one; default 100ms')),
+    maxBackoff: Type.Optional(DurationOf('the longest delay between two tries; default 10s')),
+    jitter: Type.Optional(
+      Type.Boolean({ description: 'full jitter: each delay is random between 0 and its computed value; default true' }),
+    ),
+    on: Type.Optional(
+      Type.Array(Type.String({ pattern: '^[A-Z][A-Z0-9_]{1,63}$' }), {
+        minItems: 1,
+        maxItems: 64,
+        description:
+          'statuses (FAIL, TIMEOUT) and error codes that are retried; default the codes docs/errors.md marks retryable',
+      }),
+    ),
+  },
+  {
+    ...strict,
+    description: 'event step: try again with exponential backoff; every try of one visit has the same idempotency key',
+  },
+);
+
+export const CompensateSchema = Type.Object(
+  {
+    eventMeta: EventMetaSchema,
+    retry: Type.Optional(RetrySchema),
+  },
+  {
+    ...strict,
+    description:
+      'event step: the event that undoes it, run when the saga ends FAIL (its input is read from the payload as it was when the step succeeded)',
+  },
+);
+
 export const ErrorSpecSchema = Type.Object(
   {
     code: Type.Optional(
@@ -124,6 +171,19 @@ export const StepSchema = Type.Object(
     ),
     http: Type.Optional(HttpStatus('success: the HTTP status, e.g. 201; default 200')),
     error: Type.Optional(ErrorSpecSchema),
+    compensate: Type.Optional(
+      Type.Union([CompensateSchema, Type.Literal(false)], {
+        description:
+          'event step: { eventMeta, retry? }, the event that undoes it; fail step: false skips the undoing on this path',
+      }),
+    ),
+    pivot: Type.Optional(
+      Type.Boolean({
+        description:
+          'event step: once it succeeds the saga can no longer be undone (earlier compensations are dropped); default false',
+      }),
+    ),
+    retry: Type.Optional(RetrySchema),
   },
   {
     ...strict,
@@ -157,6 +217,16 @@ export const SagaSchema = Type.Object(
       Type.Array(Type.String(), { description: 'the caller needs one of these roles (checked by the runner)' }),
     ),
     timeout: Type.Optional(DurationSchema),
+    onFail: Type.Optional(
+      Type.Object(
+        { saga: NameOf('id of a saga of the same runner') },
+        {
+          ...strict,
+          description:
+            'after a FAIL or TIMEOUT outcome and its compensations, run this saga with { parameters, error, runId }, detached from the response',
+        },
+      ),
+    ),
     steps: Type.Array(StepSchema, {
       minItems: 1,
       description: 'the graph: exactly one start step, links between steps',
@@ -169,6 +239,8 @@ export type RawSaga = Static<typeof SagaSchema>;
 export type RawStep = Static<typeof StepSchema>;
 export type RawLink = Static<typeof LinkSchema>;
 export type RawEventMeta = Static<typeof EventMetaSchema>;
+export type RawRetry = Static<typeof RetrySchema>;
+export type RawCompensate = Static<typeof CompensateSchema>;
 
 // The event settings travel as core/messages.ts EventMetaSpec: the two must not drift apart
 // (a field added to the schema and not to the contract, or the other way round, fails to compile).

@@ -40,6 +40,8 @@ export function requestHandler(ctx: GatewayContext) {
       input,
       query,
       requestId: request.id,
+      // one request, one run: the run's id (idempotency keys, logs) is the X-Request-Id
+      runId: request.id,
       user: admitted.principal,
       // the scope of the run's status record, and the client's own id to find it by (request-id.ts)
       caller: callerKey(admitted.principal, request.ip),

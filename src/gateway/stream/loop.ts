@@ -71,6 +71,8 @@ export interface StreamSpec {
 export class StreamLoop {
   private closed = false;
   private poll?: Cancel;
+  /** saga runs made by this stream so far (each poll is a run with its own id) */
+  private runs = 0;
   private heartbeat: NodeJS.Timeout;
   private timer?: NodeJS.Timeout;
   private wake?: () => void;
@@ -184,6 +186,8 @@ export class StreamLoop {
       input,
       query: spec.query,
       requestId: spec.requestId,
+      // every poll is a run of its own: its keys must not collide with the previous poll's
+      runId: `${spec.requestId}.${++this.runs}`,
       user: spec.principal,
       caller: spec.client,
       deadline: Date.now() + timeoutMs,

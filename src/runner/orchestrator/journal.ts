@@ -3,6 +3,7 @@ import { SagawayError, toErrorInfo, type ErrorInfo } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js';
 import { isObject } from '../../core/path.js';
 import type { EventStatus, Payload, RequestContext, SagaResult } from '../../core/types.js';
+import type { Registration, RunProgress, UnwindJournal } from '../../saga/engine.js';
 import type { State, StateRecord } from '../../states/state.js';
 
 /**
@@ -41,6 +42,12 @@ export interface JournalData {
   startedAt: number;
   updatedAt: number;
   result?: SagaResult | null;
+  /** compensations registered so far (issue 12), oldest first */
+  undo?: Registration[] | null;
+  /** visits of event steps so far (loops) */
+  visits?: Record<string, number> | null;
+  /** set when the run failed and is undoing its steps: its result, and how each undo ended (by index) */
+  unwind?: { result: SagaResult; done: (EventStatus | null)[] } | null;
   [key: string]: unknown;
 }
 
@@ -161,25 +168,57 @@ export class Journal {
    * long enough to look dead), the write fails and this copy of the run stops, so one process at a
    * time moves a run forward.
    */
-  stepper(entry: JournalEntry): (next: string, payload: Payload, ctx: RequestContext) => Promise<void> {
-    return async (next, payload, ctx) => {
-      try {
-        const rec = await this.state.update(
-          entry.id,
-          { next, payload, lastStatus: ctx.status ?? null, lastError: ctx.error ?? null, updatedAt: Date.now() },
-          { expectedVersion: entry.version },
-        );
-        entry.version = rec.version;
-      } catch (err) {
-        if (err instanceof SagawayError && err.code === 'STALE_VERSION') {
-          throw new SagawayError(
-            'RUNNER_UNAVAILABLE',
-            'this saga run was taken over by another runner; its outcome will be at /api/status',
-          );
-        }
-        throw err;
-      }
+  stepper(
+    entry: JournalEntry,
+  ): (next: string, payload: Payload, ctx: RequestContext, progress?: RunProgress) => Promise<void> {
+    return (next, payload, ctx, progress) =>
+      this.write(entry, {
+        next,
+        payload,
+        lastStatus: ctx.status ?? null,
+        lastError: ctx.error ?? null,
+        // Absent when empty: most sagas have neither compensations nor loops.
+        ...(progress && progress.undo.length > 0 ? { undo: progress.undo } : {}),
+        ...(progress && Object.keys(progress.visits).length > 0 ? { visits: progress.visits } : {}),
+        updatedAt: Date.now(),
+      });
+  }
+
+  /**
+   * The unwind journal of one run (issue 12): the registrations and the run's result before the
+   * first undo, then how each undo ended. A process that takes the run over goes on with the
+   * undos that have no status yet (an undo cut off mid-flight runs again, with the same key).
+   */
+  unwinder(entry: JournalEntry, resumed?: { result: SagaResult; done: (EventStatus | null)[] }): UnwindJournal {
+    let result = resumed?.result;
+    const done = resumed ? [...resumed.done] : [];
+    return {
+      begin: async (undo, res) => {
+        result = res;
+        await this.write(entry, { undo: [...undo], unwind: { result, done }, updatedAt: Date.now() });
+      },
+      undone: async (index, status) => {
+        done[index] = status;
+        for (let i = 0; i < done.length; i++) done[i] ??= null;
+        await this.write(entry, { unwind: { result, done }, updatedAt: Date.now() });
+      },
     };
+  }
+
+  /** One progress write, against the version this process last wrote (see stepper). */
+  private async write(entry: JournalEntry, patch: Record<string, unknown>): Promise<void> {
+    try {
+      const rec = await this.state.update(entry.id, patch, { expectedVersion: entry.version });
+      entry.version = rec.version;
+    } catch (err) {
+      if (err instanceof SagawayError && err.code === 'STALE_VERSION') {
+        throw new SagawayError(
+          'RUNNER_UNAVAILABLE',
+          'this saga run was taken over by another runner; its outcome will be at /api/status',
+        );
+      }
+      throw err;
+    }
   }
 
   /** Write the outcome, unless another process took the run over; a failure is logged (the caller still gets the result). */
@@ -187,7 +226,7 @@ export class Journal {
     try {
       const rec = await this.state.update(
         entry.id,
-        { status: 'DONE', result, payload: null, updatedAt: Date.now() },
+        { status: 'DONE', result, payload: null, undo: null, visits: null, unwind: null, updatedAt: Date.now() },
         { expectedVersion: entry.version },
       );
       entry.version = rec.version;

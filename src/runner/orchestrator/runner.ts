@@ -7,7 +7,7 @@ import { SagawayError, toErrorInfo } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { Payload, Principal, RequestContext, SagaRequest, SagaResult } from '../../core/types.js';
 import { roleRefusal } from '../../core/roles.js';
-import { runSaga } from '../../saga/engine.js';
+import { runSaga, type EngineObserver } from '../../saga/engine.js';
 import type { CompiledSaga } from '../../saga/graph.js';
 import type { State } from '../../states/state.js';
 import type { EventMessage, EventReply } from '../../core/messages.js';
@@ -30,6 +30,8 @@ export interface RunnerDeps {
   route(event: EventMessage, cancel: Cancellable): Promise<EventReply>;
   /** the saga journal, when `runners.R.journal` names one */
   journal?: Journal;
+  /** engine metrics hooks (tries, compensations) */
+  observer?: EngineObserver;
 }
 
 /**
@@ -94,8 +96,18 @@ export class Runner {
       request: { method: req.method, path: req.path, id: req.requestId, query: req.query },
       user: req.user,
     };
-    if (this.deps.journal) return this.startJournaled(this.deps.journal, saga, input, context, req);
-    return this.start(saga, input, context, req.deadline, req.cancel ?? (req.signal && Cancel.fromSignal(req.signal)));
+    // The gateway names the run (its X-Request-Id, or one id per stream poll), so that the
+    // idempotency keys and logs of the run carry the id the client got; else a fresh one.
+    const runId = isRunId(req.runId) ? req.runId : randomUUID();
+    if (this.deps.journal) return this.startJournaled(this.deps.journal, saga, input, context, req, runId);
+    return this.start(
+      saga,
+      input,
+      context,
+      req.deadline,
+      req.cancel ?? (req.signal && Cancel.fromSignal(req.signal)),
+      runId,
+    );
   }
 
   /**
@@ -108,9 +120,9 @@ export class Runner {
     input: Record<string, unknown>,
     context: RequestContext,
     req: SagaRequest,
+    runId: string,
   ): Promise<SagaResult> {
     const deadline = req.deadline;
-    const runId = randomUUID();
     // The gateway names the caller's scope (it knows the source address of anonymous callers);
     // a request from elsewhere (a test, an older gateway) is scoped by its principal alone.
     const scope = isWireId(req.caller, 2048) ? req.caller : callerKey(req.user, 'local');
@@ -130,8 +142,10 @@ export class Runner {
       deadline: deadline === undefined ? own : Math.min(deadline, own),
       runId,
       journal: journal.stepper(entry),
+      unwindJournal: journal.unwinder(entry),
     });
     await journal.finish(entry, result);
+    this.afterRun(saga, input, context, runId, result);
     return result;
   }
 
@@ -158,7 +172,12 @@ export class Runner {
         if (!saga) {
           result = reject('NOT_FOUND', `saga "${d.sagaId}" is not served by runner ${this.name} any more`);
         } else {
-          this.deps.log.info({ saga: d.sagaId, runId: d.runId, step: d.next ?? 'start' }, 'resuming journaled saga');
+          const unwinding = d.unwind && d.undo ? d.unwind : undefined;
+          this.deps.log.info(
+            { saga: d.sagaId, runId: d.runId, step: unwinding ? 'unwind' : (d.next ?? 'start') },
+            'resuming journaled saga',
+          );
+          const progress = { undo: d.undo ?? [], visits: d.visits ?? {} };
           result = await runSaga(this.engineDeps(), {
             saga,
             input: d.input,
@@ -166,17 +185,64 @@ export class Runner {
             deadline: Date.now() + saga.timeoutMs,
             runId: d.runId,
             journal: journal.stepper(entry),
-            ...(d.next && d.payload ? { resume: { step: d.next, payload: d.payload } } : {}),
+            unwindJournal: journal.unwinder(entry, unwinding),
+            ...(unwinding && d.undo
+              ? { resumeUnwind: { undo: d.undo, done: unwinding.done, result: unwinding.result } }
+              : {}),
+            ...(!unwinding && d.next && d.payload ? { resume: { step: d.next, payload: d.payload, progress } } : {}),
           });
         }
         await journal.finish(entry, result);
+        if (saga) this.afterRun(saga, d.input, context, d.runId, result);
       }),
     );
     return records.length;
   }
 
   private engineDeps() {
-    return { dispatch: this.dispatchBound, log: this.deps.log, maxSteps: this.deps.runner.maxSteps };
+    return {
+      dispatch: this.dispatchBound,
+      log: this.deps.log,
+      maxSteps: this.deps.runner.maxSteps,
+      ...(this.deps.observer ? { observer: this.deps.observer } : {}),
+    };
+  }
+
+  /**
+   * After a run: a FAIL or TIMEOUT outcome (its compensations done) starts the saga's `onFail`
+   * saga, detached: the caller's response does not wait for it, and its failure is logged,
+   * never returned. Its payload is `{ parameters: <the failed run's input>, error, runId }`; its
+   * run id is `<runId>.onFail`, so its idempotency keys are the failed run's and cannot collide.
+   * A run started by `onFail` does not start another one (no chains, no loops).
+   */
+  private afterRun(
+    saga: CompiledSaga,
+    input: Record<string, unknown>,
+    context: RequestContext,
+    runId: string,
+    result: SagaResult,
+  ): void {
+    if (saga.onFail === undefined || (result.outcome !== 'FAIL' && result.outcome !== 'TIMEOUT')) return;
+    const target = this.routes.byId(saga.onFail);
+    const log = { saga: saga.id, runId, onFail: saga.onFail };
+    if (!target) {
+      this.deps.log.error(log, 'onFail saga not found');
+      return;
+    }
+    const error = result.error ?? { code: 'SAGA_FAILED', message: 'the saga failed' };
+    this.deps.log.info(log, 'starting onFail saga');
+    void runSaga(this.engineDeps(), {
+      saga: target,
+      input,
+      payload: { parameters: input, error, runId },
+      context: { request: context.request, user: context.user },
+      deadline: Date.now() + target.timeoutMs,
+      runId: `${runId}.onFail`,
+    }).then((r) => {
+      if (r.outcome === 'SUCCESS' || r.outcome === 'ACK')
+        this.deps.log.info({ ...log, outcome: r.outcome }, 'onFail saga ended');
+      else this.deps.log.warn({ ...log, outcome: r.outcome, code: r.error?.code }, 'onFail saga failed');
+    });
   }
 
   /** What this runner offers, advertised to orchestrators: handler -> action -> versions, and structural aliases. */
@@ -191,18 +257,22 @@ export class Runner {
     context: RequestContext,
     deadline?: number,
     cancel?: Cancellable,
+    runId: string = randomUUID(),
   ): Promise<SagaResult> {
     const own = Date.now() + saga.timeoutMs;
-    return runSaga(
-      { dispatch: this.dispatchBound, log: this.deps.log, maxSteps: this.deps.runner.maxSteps },
-      {
-        saga,
-        input,
-        context,
-        deadline: deadline === undefined ? own : Math.min(deadline, own),
-        ...(cancel ? { cancel } : {}),
-      },
-    );
+    const run = runSaga(this.engineDeps(), {
+      saga,
+      input,
+      context,
+      deadline: deadline === undefined ? own : Math.min(deadline, own),
+      runId,
+      ...(cancel ? { cancel } : {}),
+    });
+    if (saga.onFail === undefined) return run;
+    return run.then((result) => {
+      this.afterRun(saga, input, context, runId, result);
+      return result;
+    });
   }
 
   /** Execute an event that reached this runner (its own `local` events, or a stream it consumes). */
@@ -284,6 +354,11 @@ function protect(apis: readonly ApiSettings[], path: string, user: Principal | n
 function refusal(code: 'UNAUTHORIZED' | 'FORBIDDEN' | undefined): SagaResult | undefined {
   if (code === undefined) return undefined;
   return reject(code, code === 'UNAUTHORIZED' ? 'authentication required' : 'a required role is missing');
+}
+
+/** A run id the gateway chose: short, and only characters that are safe in keys and logs. */
+function isRunId(value: unknown): value is string {
+  return typeof value === 'string' && /^[A-Za-z0-9._:-]{1,160}$/.test(value);
 }
 
 /** A string field of a request that came over the broker, within its bound. */

@@ -53,6 +53,7 @@ export function runWire(req: SagaRequest, deadline: number): RunWire {
     deadline,
   };
   if (req.caller !== undefined) wire.caller = req.caller;
+  if (req.runId !== undefined) wire.runId = req.runId;
   if (req.correlationId !== undefined) wire.correlationId = req.correlationId;
   return wire;
 }

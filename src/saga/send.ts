@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { Cancel, type Cancellable } from '../core/cancel.js';
+import type { EventMessage, EventReply } from '../core/messages.js';
+import type { EventStatus, Payload, RequestContext } from '../core/types.js';
+import type { EngineDeps } from './deps.js';
+import type { CompiledEventMeta, RetryPlan } from './graph.js';
+import { backoffDelay, isRetried, realClock, replyCode } from './retry.js';
+
+/** One event to send: the step's settings and what the message carries. */
+export interface Send {
+  saga: string;
+  runId: string;
+  /** the step id the message names (`<step>:undo` for a compensation) */
+  stepId: string;
+  /** the step id for logs and metrics */
+  step: string;
+  idempotencyKey: string;
+  meta: CompiledEventMeta;
+  payload: Payload;
+  context: RequestContext;
+  /** no try starts, and no reply is awaited, after this (epoch ms) */
+  deadline: number;
+}
+
+/**
+ * Send an event, and again while its `retry` says so (issue 12): every try of one visit has the
+ * same idempotency key (a try whose effect happened but whose reply was lost is not applied
+ * twice), the delays grow as retry.ts computes, no try starts when its delay would pass the
+ * deadline, and `cancel` (the saga's end, or the caller gone) stops the waiting at once.
+ * Each failed try is logged; every try is counted by the observer.
+ */
+export async function sendWithRetry(
+  deps: EngineDeps,
+  send: Send,
+  retry: RetryPlan | undefined,
+  cancel: Cancellable,
+): Promise<EventReply> {
+  const clock = deps.clock ?? realClock;
+  const attempts = retry?.attempts ?? 1;
+  for (let attempt = 1; ; attempt++) {
+    const reply = await sendEvent(deps, send, cancel);
+    if (cancel.aborted) return reply;
+    deps.observer?.tried?.(send.saga, send.step, reply.status, attempt);
+    if (!retry || attempt >= attempts || !isRetried(retry, reply)) return reply;
+    const delay = backoffDelay(retry, attempt, clock.random);
+    const log = { saga: send.saga, runId: send.runId, step: send.step, attempt, status: reply.status };
+    if (clock.now() + delay >= send.deadline) {
+      deps.log.info({ ...log, code: replyCode(reply), delay }, 'step try failed; no retry: the deadline comes first');
+      return reply;
+    }
+    deps.log.info({ ...log, code: replyCode(reply), delay }, 'step try failed; retrying');
+    await clock.sleep(delay, cancel);
+    if (cancel.aborted) return reply;
+  }
+}
+
+const EVENT_TIMED_OUT = Symbol('event timeout');
+
+/** One try: the message, and a step timeout shorter than the deadline when the step has one. */
+async function sendEvent(deps: EngineDeps, send: Send, cancel: Cancellable): Promise<EventReply> {
+  const { timeoutMs } = send.meta;
+  const now = (deps.clock ?? realClock).now();
+  const deadline = timeoutMs === undefined ? send.deadline : Math.min(send.deadline, now + timeoutMs);
+  const event: EventMessage = {
+    id: randomUUID(),
+    runId: send.runId,
+    stepId: send.stepId,
+    idempotencyKey: send.idempotencyKey,
+    stream: send.meta.stream,
+    meta: send.meta.raw,
+    payload: send.payload,
+    context: send.context,
+    deadline,
+  };
+  if (timeoutMs === undefined) return deps.dispatch(event, cancel);
+  // A step timeout shorter than the saga's: cancel just this event and report TIMEOUT.
+  const eventCancel = new Cancel();
+  const unlink = cancel.onAbort(() => eventCancel.abort(cancel.reason));
+  const timer = setTimeout(() => eventCancel.abort(EVENT_TIMED_OUT), Math.max(0, deadline - now));
+  try {
+    const reply = await deps.dispatch(event, eventCancel);
+    if (eventCancel.reason !== EVENT_TIMED_OUT || cancel.aborted) return reply;
+    return {
+      status: 'TIMEOUT' as EventStatus,
+      error: { code: 'EVENT_TIMEOUT', message: `no reply within ${timeoutMs} ms`, http: 504 },
+      inputElement: null,
+      outputElement: null,
+    };
+  } finally {
+    clearTimeout(timer);
+    unlink();
+  }
+}

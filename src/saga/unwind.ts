@@ -1,0 +1,139 @@
+import { Cancel } from '../core/cancel.js';
+import type { ErrorInfo } from '../core/errors.js';
+import { jsonCopy } from '../core/json-copy.js';
+import type { EventStatus, Payload, RequestContext, SagaResult } from '../core/types.js';
+import type { EngineDeps } from './deps.js';
+import type { CompiledSaga } from './graph.js';
+import { realClock } from './retry.js';
+import { sendWithRetry } from './send.js';
+
+/**
+ * Compensation (issue 12): an event step with `compensate` registers its undo when it succeeds
+ * (or ends ACK with followAck), with a copy of the payload of that moment; when the saga ends
+ * FAIL or TIMEOUT, the registered undos run in reverse order of registration. A `pivot` step that
+ * succeeds drops the registrations made before it: past the pivot the saga can only go forward.
+ *
+ * Each undo is one event with the idempotency key `<step key>:undo` (`<runId>:<stepId>:undo`, and
+ * `<runId>:<stepId>#n:undo` for the n-th visit of a step in a loop, so each visit is undone once),
+ * retried by the compensation's own `retry`. One that still fails does not stop the others; the
+ * run's error then says `compensation: "PARTIAL"` instead of `"COMPLETED"`.
+ */
+
+/** One registered compensation; plain JSON, so that a journal can store it. */
+export interface Registration {
+  /** id of the step it undoes (its `compensate` is in the plan) */
+  step: string;
+  /** the undo's idempotency key */
+  key: string;
+  /** the payload when the step succeeded (a copy: later steps do not change it) */
+  payload: Payload;
+}
+
+/** How the unwind of a journaled run is recorded, so that a restarted process goes on where it stopped. */
+export interface UnwindJournal {
+  /** before the first undo: the registrations, and the result the run ended with */
+  begin(undo: readonly Registration[], result: SagaResult): Promise<void>;
+  /** after each undo: its index in the registrations and how it ended */
+  undone(index: number, status: EventStatus): Promise<void>;
+}
+
+/** A registration for a step that just succeeded. */
+export function register(step: string, key: string, payload: Payload): Registration {
+  return { step, key: `${key}:undo`, payload: jsonCopy(payload) as Payload };
+}
+
+/** Where an unwind stands: what to undo and how the undos done so far ended (by index). */
+export interface UnwindState {
+  undo: readonly Registration[];
+  done: readonly (EventStatus | null | undefined)[];
+}
+
+/**
+ * Run the compensations of a failed run and return its result with `compensation` set on the
+ * error (unchanged when there was nothing to undo). The unwind is not cancelled by the caller
+ * going away, and has a budget of its own: the saga's timeout from when it starts (it often runs
+ * because that timeout passed).
+ */
+export async function unwind(
+  deps: EngineDeps,
+  saga: CompiledSaga,
+  runId: string,
+  context: RequestContext,
+  result: SagaResult,
+  at: UnwindState,
+  journal: UnwindJournal | undefined,
+): Promise<SagaResult> {
+  const { undo, done } = at;
+  if (undo.length === 0 || !result.error) return result;
+  if (journal && done.length === 0) await journal.begin(undo, result);
+  const clock = deps.clock ?? realClock;
+  const deadline = clock.now() + saga.timeoutMs;
+  const cancel = new Cancel();
+  const timer = setTimeout(() => cancel.abort(), saga.timeoutMs);
+  const undoContext: RequestContext = { ...context, error: withoutCompensation(result.error) };
+  let partial = false;
+  try {
+    for (let i = undo.length - 1; i >= 0; i--) {
+      const reg = undo[i] as Registration;
+      let status = done[i] ?? undefined;
+      if (status === undefined) {
+        status = await undoOne(deps, saga, runId, reg, undoContext, deadline, cancel);
+        if (journal) await journal.undone(i, status);
+      }
+      if (status !== 'SUCCESS' && status !== 'ACK') partial = true;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  const compensation = partial ? 'PARTIAL' : 'COMPLETED';
+  deps.observer?.compensated?.(saga.id, compensation);
+  const log = { saga: saga.id, runId, compensation, undone: undo.length, code: result.error.code };
+  if (partial) deps.log.warn(log, 'saga compensations ended; some failed');
+  else deps.log.info(log, 'saga compensations ended');
+  return { ...result, error: { ...result.error, compensation } };
+}
+
+async function undoOne(
+  deps: EngineDeps,
+  saga: CompiledSaga,
+  runId: string,
+  reg: Registration,
+  context: RequestContext,
+  deadline: number,
+  cancel: Cancel,
+): Promise<EventStatus> {
+  const step = saga.steps.get(reg.step);
+  if (step?.type !== 'event' || !step.compensate) {
+    // Only after a restart with a changed configuration: the step or its compensation is gone.
+    deps.log.error({ saga: saga.id, runId, step: reg.step }, 'compensation not run: the step has none any more');
+    return 'FAIL';
+  }
+  const reply = await sendWithRetry(
+    deps,
+    {
+      saga: saga.id,
+      runId,
+      stepId: `${reg.step}:undo`,
+      step: `${reg.step}:undo`,
+      idempotencyKey: reg.key,
+      meta: step.compensate.meta,
+      payload: reg.payload,
+      context,
+      deadline,
+    },
+    step.compensate.retry,
+    cancel,
+  );
+  const status: EventStatus = cancel.aborted ? 'TIMEOUT' : reply.status;
+  deps.observer?.undone?.(saga.id, reg.step, status);
+  const log = { saga: saga.id, runId, step: reg.step, key: reg.key, status };
+  if (status === 'SUCCESS' || status === 'ACK') deps.log.info(log, 'compensation done');
+  else
+    deps.log.warn({ ...log, code: reply.error?.code ?? status, detail: reply.error?.message }, 'compensation failed');
+  return status;
+}
+
+function withoutCompensation(error: ErrorInfo): ErrorInfo {
+  const { compensation: _c, ...rest } = error;
+  return rest;
+}
