@@ -106,10 +106,14 @@ function decodePath(raw: string): string {
   return `/${decoded.join('/')}`;
 }
 
-/** The error as printed: code, message, http, and the wrapped step error (UNHANDLED_STEP_FAILURE). */
+/**
+ * The error as printed: code, message, http, the wrapped step error (UNHANDLED_STEP_FAILURE) and
+ * whether the failed saga's compensations all ran (issue 12).
+ */
 function publicError(e: ErrorInfo): Record<string, unknown> {
   const out: Record<string, unknown> = { code: e.code, message: e.message, http: e.http };
   if (e.cause) out['cause'] = { code: e.cause.code, message: e.cause.message, http: e.cause.http };
+  if (e.compensation) out['compensation'] = e.compensation;
   return out;
 }
 

@@ -4,7 +4,7 @@ import { createLogger } from '../core/logger.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { GatewayMetrics } from '../gateway/http/metrics.js';
 import { Host } from '../runner/host.js';
-import { runnerMetrics } from '../runner/metrics.js';
+import { engineMetrics, runnerMetrics } from '../runner/metrics.js';
 import { createState } from '../states/index.js';
 import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
@@ -42,6 +42,7 @@ export async function runnerCommand(options: CliOptions, positionals: string[]):
     createState,
     serveRequests: true,
     observer: runnerMetrics(metrics.registry),
+    engineObserver: engineMetrics(metrics.registry),
   });
   const ops = await startOpsServer(
     parsePort(options.port) ?? 0,

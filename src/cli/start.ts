@@ -2,6 +2,7 @@ import { createLogger } from '../core/logger.js';
 import { createGateway } from '../gateway/server.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { Host } from '../runner/host.js';
+import { engineMetrics } from '../runner/metrics.js';
 import { createState } from '../states/index.js';
 import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
@@ -27,6 +28,9 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
     ready: () => host.ready(),
     status: host.statusReader(),
   });
+  // the engine's tries and compensations, on the gateway's /metrics (one process, one registry)
+  const engine = engineMetrics(gateway.metrics.registry);
+  for (const runner of host.runners.values()) runner.observe(engine);
   const listenHost = options.host ?? settings.gateway.host;
   const address = await gateway.listen(port, listenHost);
   log.info(

@@ -10,6 +10,7 @@ import type { NatsHub } from '../systems/nats/hub.js';
 import type { ServeObserver } from '../systems/nats/serve.js';
 import type { EventMessage, EventReply, SagaService } from '../core/messages.js';
 import type { HandlerFactory } from '../handlers/api.js';
+import type { EngineObserver } from '../saga/engine.js';
 import { Journal, JournalReader } from './orchestrator/journal.js';
 import { HandlerRegistry, importHandlerModule, isModuleEntry } from './executor/registry.js';
 import { Runner } from './orchestrator/runner.js';
@@ -31,6 +32,8 @@ export interface HostOptions {
   serveRequests?: boolean;
   /** metrics hooks of the NATS serving side */
   observer?: ServeObserver;
+  /** metrics hooks of the saga engine (tries, compensations) */
+  engineObserver?: EngineObserver;
 }
 
 /** How often journaled runs whose process is gone are looked for. */
@@ -194,6 +197,7 @@ export class Host implements SagaService {
         log,
         state: this.state,
         route: (event, cancel) => this.route(event, cancel),
+        ...(this.options.engineObserver ? { observer: this.options.engineObserver } : {}),
         ...(settings.journal !== undefined
           ? {
               journal: new Journal(

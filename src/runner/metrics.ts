@@ -1,4 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
+import type { EngineObserver } from '../saga/engine.js';
 import type { ServeObserver } from '../systems/nats/serve.js';
 
 /**
@@ -40,6 +41,43 @@ export function runnerMetrics(registry: Registry): ServeObserver {
     run(outcome, seconds) {
       runs.inc({ outcome });
       runSeconds.observe(seconds);
+    },
+  };
+}
+
+/**
+ * Prometheus metrics of the saga engine (issue 12), for runner processes and `sagaway start`:
+ * every try of an event step (a retried step counts one per try), every compensation, and how
+ * failed runs' unwinds ended. Labels are saga and step ids, bounded by the configuration.
+ */
+export function engineMetrics(registry: Registry): EngineObserver {
+  const tries = new Counter({
+    name: 'sagaway_step_tries_total',
+    help: 'Tries of event steps, by saga, step, status and whether it was a retry',
+    labelNames: ['saga', 'step', 'status', 'retry'],
+    registers: [registry],
+  });
+  const undos = new Counter({
+    name: 'sagaway_compensations_total',
+    help: 'Compensations (undo events) run, after their own retries, by saga, step and status',
+    labelNames: ['saga', 'step', 'status'],
+    registers: [registry],
+  });
+  const unwinds = new Counter({
+    name: 'sagaway_saga_unwinds_total',
+    help: 'Failed saga runs whose registered compensations ran, by saga and result (COMPLETED, PARTIAL)',
+    labelNames: ['saga', 'compensation'],
+    registers: [registry],
+  });
+  return {
+    tried(saga, step, status, attempt) {
+      tries.inc({ saga, step, status, retry: attempt > 1 ? 'true' : 'false' });
+    },
+    undone(saga, step, status) {
+      undos.inc({ saga, step, status });
+    },
+    compensated(saga, compensation) {
+      unwinds.inc({ saga, compensation });
     },
   };
 }

@@ -18,6 +18,8 @@ export interface Problem {
   code: string;
   detail: string;
   requestId: string;
+  /** a failed saga's compensations: all undone, or some failed (absent: nothing to undo) */
+  compensation?: 'COMPLETED' | 'PARTIAL';
 }
 
 const SAFE_CODE = /^[A-Z][A-Z0-9_]{1,63}$/;
@@ -46,7 +48,16 @@ export function toProblem(error: ErrorInfo, requestId: string, status?: number):
   if (!Number.isInteger(http) || http < 400 || http > 599) http = 500;
   const detail =
     typeof error.message === 'string' && error.message !== '' ? error.message.slice(0, 1000) : titleFor(code);
-  return { type: PROBLEM_TYPE_BASE + code, title: titleFor(code), status: http, code, detail, requestId };
+  const problem: Problem = {
+    type: PROBLEM_TYPE_BASE + code,
+    title: titleFor(code),
+    status: http,
+    code,
+    detail,
+    requestId,
+  };
+  if (error.compensation === 'COMPLETED' || error.compensation === 'PARTIAL') problem.compensation = error.compensation;
+  return problem;
 }
 
 /** Problem for one of our own codes with a fixed, safe message. */

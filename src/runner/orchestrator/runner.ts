@@ -47,6 +47,7 @@ export class Runner {
   private readonly apis: readonly ApiSettings[];
   private readonly executor: ExecutorDeps;
   private readonly dispatchBound: (event: EventMessage, cancel: Cancellable) => Promise<EventReply>;
+  private observer: EngineObserver | undefined;
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -68,6 +69,12 @@ export class Runner {
       state: deps.state,
     };
     this.dispatchBound = (event, cancel) => this.dispatch(event, cancel);
+    this.observer = deps.observer;
+  }
+
+  /** Count the engine's tries and compensations (set once the process's metrics registry exists). */
+  observe(observer: EngineObserver): void {
+    this.observer = observer;
   }
 
   /** Whether this runner journals its runs. */
@@ -204,7 +211,7 @@ export class Runner {
       dispatch: this.dispatchBound,
       log: this.deps.log,
       maxSteps: this.deps.runner.maxSteps,
-      ...(this.deps.observer ? { observer: this.deps.observer } : {}),
+      ...(this.observer ? { observer: this.observer } : {}),
     };
   }
 
