@@ -16,6 +16,7 @@ import {
   type TransformStep,
 } from './graph.js';
 import { responseOf, writeEventOutput, writeOutput, writeParsedOutput } from './payload.js';
+import { realClock } from './retry.js';
 import { sendWithRetry } from './send.js';
 import { register, unwind, type Registration, type UnwindJournal, type UnwindState } from './unwind.js';
 
@@ -71,7 +72,7 @@ export async function runSaga(deps: EngineDeps, run: SagaRun): Promise<SagaResul
     return unwindSafely(deps, run, runId, run.context, run.resumeUnwind.result, run.resumeUnwind);
   }
   const cancel = new Cancel();
-  const remaining = run.deadline - Date.now();
+  const remaining = run.deadline - (deps.clock ?? realClock).now();
   const timer = setTimeout(() => cancel.abort(TIMED_OUT), Math.max(0, remaining));
   const unlink = run.cancel?.onAbort(() => cancel.abort(CALLER_GONE));
   const progress = run.resume?.progress;
