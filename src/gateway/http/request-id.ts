@@ -5,7 +5,9 @@ import type { IncomingHttpHeaders } from 'node:http';
  * Request ids (issue 9 item 4). Every request gets a run id made here: a random UUID (122 random
  * bits), unique and not guessable, so that no client can make two runs share an id, take over
  * another run's journal record or read another run's status. It is `request.id`, the
- * `X-Request-Id` response header, the problem+json `requestId` and the id of `/api/status/<id>`.
+ * `X-Request-Id` response header, the problem+json `requestId`, the id of `/api/status/<id>` and
+ * the saga run's id (`SagaRequest.runId`: idempotency keys `<id>:<stepId>`, undo keys
+ * `<id>:<stepId>:undo`, logs). A stream's polls are runs of their own: `<id>.1`, `<id>.2`, ...
  *
  * A client's own `X-Request-Id` is a correlation id only: logged with the request, echoed as
  * `X-Correlation-Id`, stored with a journaled run so that the caller can look its run up by it
