@@ -99,9 +99,14 @@ async function idempotencyKeys(options: GatewayOptions): Promise<IdempotencyKeys
   const given = gateway.idempotency;
   const alias = given?.state;
   // `?.`: embedding programs and tests may hand over settings without states
-  const store = await createRequestKeyStore(alias === undefined ? undefined : options.settings.states?.[alias], options.log);
+  const store = await createRequestKeyStore(
+    alias === undefined ? undefined : options.settings.states?.[alias],
+    options.log,
+  );
   // A database that is down at start is opened again by the first keyed request.
-  await store.init().catch((err: unknown) => options.log.warn({ err, state: alias }, 'idempotency key store unavailable at start'));
+  await store
+    .init()
+    .catch((err: unknown) => options.log.warn({ err, state: alias }, 'idempotency key store unavailable at start'));
   return new IdempotencyKeys(store, {
     ttlMs: given?.ttlMs ?? 24 * 60 * 60 * 1000,
     maxBody: given?.maxBody ?? 256 * 1024,

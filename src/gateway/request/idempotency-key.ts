@@ -68,7 +68,8 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
     key = key.replace(/\\(["\\])/g, '$1');
   }
   if (key === '') return { invalid: 'the Idempotency-Key is empty' };
-  if (key.length > MAX_KEY_LENGTH) return { invalid: `the Idempotency-Key is longer than ${MAX_KEY_LENGTH} characters` };
+  if (key.length > MAX_KEY_LENGTH)
+    return { invalid: `the Idempotency-Key is longer than ${MAX_KEY_LENGTH} characters` };
   if (!KEY_CHARS.test(key)) return { invalid: 'the Idempotency-Key holds characters other than visible ASCII' };
   return key;
 }
@@ -209,7 +210,8 @@ function fingerprint(request: FastifyRequest): string {
 
 /** The `code` of a problem+json payload (ours are small), if any. */
 function problemCode(reply: FastifyReply, payload: unknown): string | undefined {
-  if (typeof payload !== 'string' || reply.getHeader('content-type') !== 'application/problem+json') return undefined;
+  if (typeof payload !== 'string' || !String(reply.getHeader('content-type')).startsWith('application/problem+json'))
+    return undefined;
   const match = /"code":"([A-Z0-9_]{1,64})"/.exec(payload);
   return match?.[1];
 }

@@ -135,7 +135,15 @@ export class SqlKeyStore implements RequestKeyStore {
     const rows = await db.query(
       `UPDATE ${this.t} SET done = 1, status = $3, headers = $4, body = $5, omitted = $6, expires_at = $7 ` +
         `WHERE id = $1 AND owner = $2 RETURNING id`,
-      [id, owner, response.status, JSON.stringify(response.headers), response.body, response.omitted ? 1 : 0, expiresAt],
+      [
+        id,
+        owner,
+        response.status,
+        JSON.stringify(response.headers),
+        response.body,
+        response.omitted ? 1 : 0,
+        expiresAt,
+      ],
     );
     return rows.length > 0;
   }
