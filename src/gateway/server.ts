@@ -27,6 +27,7 @@ import { createRequestKeyStore } from '../states/request-keys/index.js';
 import { SagaRoutes } from './apis/saga-routes.js';
 import { unmappedSagaPaths } from './apis/route-check.js';
 import { registerStatic } from './http/static.js';
+import { registerOpenApi } from './http/openapi.js';
 import { registerStatusRoute, type StatusSource } from './http/status-route.js';
 import { StreamRegistry } from './stream/limits.js';
 import { streamHandler } from './stream/route.js';
@@ -258,6 +259,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   }
   registerOps(app, metrics, options.ready);
   registerStatusRoute(app, ctx, options.status);
+  if (settings.openapi !== false) registerOpenApi(app, options.settings);
   if (settings.static !== undefined) await registerStatic(app, settings.static);
 
   // Sockets, so that closing can drop connections that never sent a request: Node counts them as
