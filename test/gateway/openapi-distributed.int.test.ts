@@ -8,10 +8,13 @@ import { NATS, natsUnavailableReason, skipOrFail } from '../nats-available.js';
 
 const reason = await natsUnavailableReason();
 
-test('sagaway gateway serves a valid OpenAPI document of its APIs', { skip: reason && skipOrFail(reason) }, async () => {
-  const prefix = uniquePrefix('openapi');
-  const cluster = await Cluster.create({
-    'sagaway.yaml': `
+test(
+  'sagaway gateway serves a valid OpenAPI document of its APIs',
+  { skip: reason && skipOrFail(reason) },
+  async () => {
+    const prefix = uniquePrefix('openapi');
+    const cluster = await Cluster.create({
+      'sagaway.yaml': `
 gateway:
   apis: [{ path: /orders, runner: shop, public: true }]
 systems:
@@ -27,17 +30,18 @@ runners:
           - { id: start, type: start, links: [{ to: done }] }
           - { id: done, type: success }
 `,
-  });
-  try {
-    const { port } = await cluster.gateway();
-    const res = await call(port, '/api/openapi.json');
-    assert.equal(res.status, 200);
-    const doc = res.body as { paths: Record<string, Record<string, unknown>> };
-    assert.deepEqual(Object.keys(doc.paths).sort(), ['/api/request/orders/{id}', '/api/stream/orders/{id}']);
-    assert.deepEqual(Object.keys(doc.paths['/api/request/orders/{id}']!).sort(), ['get', 'post']);
-    assert.equal((await new Validator().validate(doc)).valid, true);
-  } finally {
-    await cluster.close();
-    await dropStreams(NATS, prefix);
-  }
-});
+    });
+    try {
+      const { port } = await cluster.gateway();
+      const res = await call(port, '/api/openapi.json');
+      assert.equal(res.status, 200);
+      const doc = res.body as { paths: Record<string, Record<string, unknown>> };
+      assert.deepEqual(Object.keys(doc.paths).sort(), ['/api/request/orders/{id}', '/api/stream/orders/{id}']);
+      assert.deepEqual(Object.keys(doc.paths['/api/request/orders/{id}']!).sort(), ['get', 'post']);
+      assert.equal((await new Validator().validate(doc)).valid, true);
+    } finally {
+      await cluster.close();
+      await dropStreams(NATS, prefix);
+    }
+  },
+);

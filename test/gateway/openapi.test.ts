@@ -169,16 +169,20 @@ test('auth: the configured schemes, roles per API, public APIs without security'
     assert.deepEqual(doc.components.securitySchemes['bearer'], { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
     assert.equal(doc.components.securitySchemes['apiKey']!['name'], 'X-API-Key');
     const op = (path: string) => doc.paths[path]!['get'] as { security: Record<string, string[]>[]; responses: object };
-    assert.deepEqual(op('/api/request/todos').security, [{ bearer: ['user'] }, { cookie: ['user'] }, { apiKey: ['user'] }]);
+    assert.deepEqual(op('/api/request/todos').security, [
+      { bearer: ['user'] },
+      { cookie: ['user'] },
+      { apiKey: ['user'] },
+    ]);
     assert.ok('401' in op('/api/request/todos').responses);
     assert.deepEqual(op('/api/request/feed').security, [], 'a public API needs nothing');
     assert.ok(!('401' in op('/api/request/feed').responses));
     // a public API whose saga needs a role still needs a credential
     assert.deepEqual(op('/api/stream/feed/private').security[0], { bearer: ['admin'] });
-    assert.deepEqual(
-      (doc.paths['/api/request/feed/private']!['get'] as Record<string, unknown>)['x-sagaway-roles'],
-      { api: [], saga: ['admin'] },
-    );
+    assert.deepEqual((doc.paths['/api/request/feed/private']!['get'] as Record<string, unknown>)['x-sagaway-roles'], {
+      api: [],
+      saga: ['admin'],
+    });
   });
 });
 
@@ -189,7 +193,8 @@ test('canary: no secret, credential, injected value, connection URL or free text
     assert.equal(text.toLowerCase().includes(CANARY.toLowerCase()), false);
     const hash = createHash('sha256').update(CANARY).digest('hex');
     assert.equal(text.includes(hash), false);
-    for (const word of ['internal', 'postgres:', 'nats:', 'PRICE_KEY', 'API_TOKEN']) assert.equal(text.includes(word), false, word);
+    for (const word of ['internal', 'postgres:', 'nats:', 'PRICE_KEY', 'API_TOKEN'])
+      assert.equal(text.includes(word), false, word);
   });
 });
 

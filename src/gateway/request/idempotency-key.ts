@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import { callerKey } from '../../core/caller.js';
+import type { SagaResult } from '../../core/types.js';
 import type { Claim, RequestKeyStore, StoredResponse } from '../../states/request-keys/index.js';
 import type { Admitted } from '../context.js';
 import { problemFor, sendProblem } from '../http/problem.js';
@@ -22,8 +23,8 @@ import { problemFor, sendProblem } from '../http/problem.js';
  * - A keyed run is not stopped when its client goes away: its outcome is still stored, so the
  *   client's retry gets it (or 409 while it runs).
  * - Not stored (the key is released, so a retry runs again): RUNNER_UNAVAILABLE and
- *   SERVICE_UNAVAILABLE, where the gateway could not hand the request to a runner, and
- *   STATE_UNAVAILABLE of the key store itself. Every other outcome, failures included, is stored.
+ *   SERVICE_UNAVAILABLE of the run itself (not of one of its steps), where no runner took the
+ *   request. Every other outcome, failures included, is stored.
  */
 
 /** Methods whose requests a key applies to. */
@@ -34,8 +35,8 @@ export const MAX_KEY_LENGTH = 255;
 export const LOCK_GRACE_MS = 10_000;
 /** Response headers a replay repeats. */
 const STORED_HEADERS = ['content-type', 'content-security-policy'] as const;
-/** Outcomes after which the request may run again: it did not reach a runner. */
-const NOT_RUN = new Set(['RUNNER_UNAVAILABLE', 'SERVICE_UNAVAILABLE', 'STATE_UNAVAILABLE']);
+/** Codes of a run that never started when no step of it failed: no runner took it. */
+const NOT_RUN = new Set(['RUNNER_UNAVAILABLE', 'SERVICE_UNAVAILABLE']);
 /** Visible ASCII and space: what an sf-string may hold. */
 const KEY_CHARS = /^[\x20-\x7E]+$/;
 
@@ -54,6 +55,8 @@ export interface IdempotencyOptions {
 interface Pending {
   id: string;
   owner: string;
+  /** the saga never started: the key is released instead of storing the answer */
+  notRun?: boolean;
 }
 
 /** The key of a request: undefined when it has none, null when the header is malformed (with why). */
@@ -136,14 +139,21 @@ export class IdempotencyKeys {
     return this.pending.has(request);
   }
 
+  /** Note the run's result: one that never started (no runner took it) is not stored. */
+  noteResult(request: FastifyRequest, result: SagaResult): void {
+    const pending = this.pending.get(request);
+    const error = result.error;
+    if (pending === undefined || result.outcome !== 'FAIL' || error === undefined) return;
+    pending.notRun = error.step === undefined && NOT_RUN.has(error.code);
+  }
+
   /** onSend hook of the one-shot form: store the response of a request that holds a key. */
   readonly onSend: onSendHookHandler = async (request, reply, payload) => {
     const pending = this.pending.get(request);
     if (pending === undefined) return payload;
     this.pending.delete(request);
     try {
-      const code = reply.statusCode >= 500 ? problemCode(reply, payload) : undefined;
-      if (code !== undefined && NOT_RUN.has(code)) {
+      if (pending.notRun === true) {
         await this.store.release(pending.id, pending.owner);
         return payload;
       }
@@ -206,12 +216,4 @@ function fingerprint(request: FastifyRequest): string {
     .update('\n')
     .update(JSON.stringify(request.body ?? null))
     .digest('base64url');
-}
-
-/** The `code` of a problem+json payload (ours are small), if any. */
-function problemCode(reply: FastifyReply, payload: unknown): string | undefined {
-  if (typeof payload !== 'string' || !String(reply.getHeader('content-type')).startsWith('application/problem+json'))
-    return undefined;
-  const match = /"code":"([A-Z0-9_]{1,64})"/.exec(payload);
-  return match?.[1];
 }

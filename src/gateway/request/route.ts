@@ -62,6 +62,7 @@ export function requestHandler(ctx: GatewayContext, keys?: IdempotencyKeys) {
       request.log.error({ err }, 'saga service failed');
       result = { outcome: 'FAIL', http: 500, error: toErrorInfo(err) };
     }
+    if (keyed) keys!.noteResult(request, result);
     if (gone) return reply;
     if (result.outcome === 'FAIL' || result.outcome === 'TIMEOUT') {
       return sendProblem(reply, failureProblem(result, request.id));
