@@ -71,6 +71,10 @@ export function compileSettings(
   gateway.apis.forEach((api, i) => {
     if (!runners[api.runner]) report(file, at('gateway', 'apis', i, 'runner'), `unknown runner "${api.runner}"`);
   });
+  const keyState = gateway.idempotency?.state;
+  if (keyState !== undefined && !states[keyState]) {
+    report(file, at('gateway', 'idempotency', 'state'), `unknown state "${keyState}"`);
+  }
   for (const [name, message] of limitIssues(gateway.limits, raw.gateway?.limits)) {
     report(file, at('gateway', 'limits', name), message);
   }
@@ -150,6 +154,12 @@ function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings {
     },
     limits: compileLimits(g.limits),
     ...(g.static !== undefined ? { static: resolve(baseDir, g.static) } : {}),
+    idempotency: {
+      ttlMs: ms(g.idempotency?.ttl, 24 * 60 * 60 * 1000),
+      ...(g.idempotency?.state !== undefined ? { state: g.idempotency.state } : {}),
+      maxBody: parseSize(g.idempotency?.maxBody) ?? 256 * 1024,
+    },
+    openapi: g.openapi ?? true,
   };
 }
 

@@ -384,6 +384,28 @@ export const GatewaySchema = Type.Object(
     ),
     limits: Type.Optional(Limits),
     static: Type.Optional(Type.String({ description: 'folder of static files served at /' })),
+    idempotency: Type.Optional(
+      Type.Object(
+        {
+          ttl: Type.Optional(DurationOf("how long a request's outcome is kept for replays; default 24h")),
+          state: Type.Optional(
+            NameOf(
+              'alias of a state whose database keeps the keys (sqlite, or postgres for several replicas); default this process',
+            ),
+          ),
+          maxBody: Type.Optional(
+            SizeOf('largest response body kept for replays; a larger one is replayed without its body; default 256kb'),
+          ),
+        },
+        {
+          ...strict,
+          description: 'Idempotency-Key requests: same key and body -> the stored response (docs/gateway.md)',
+        },
+      ),
+    ),
+    openapi: Type.Optional(
+      Type.Boolean({ description: 'serve the OpenAPI 3.1 document at GET /api/openapi.json; default true' }),
+    ),
   },
   { ...strict, description: 'the HTTP front: port, host, auth, apis, stream, limits' },
 );

@@ -97,6 +97,16 @@ export interface StreamSettings {
   cursorKey?: string;
 }
 
+/** `gateway.idempotency`: how `Idempotency-Key` requests are remembered (docs/gateway.md). */
+export interface IdempotencySettings {
+  /** how long a request's outcome is kept; default 24 h */
+  ttlMs: number;
+  /** alias of the state whose database keeps the keys; undefined = this process's memory */
+  state?: string;
+  /** largest response body kept for replays; a larger one is kept without it; default 256 KiB */
+  maxBody: number;
+}
+
 export interface GatewaySettings {
   port?: number;
   host: string;
@@ -107,6 +117,10 @@ export interface GatewaySettings {
   limits: LimitSettings;
   /** absolute folder of static files served at `/`, if any */
   static?: string;
+  /** Idempotency-Key requests; the compiler fills in the defaults, absent = the same */
+  idempotency?: IdempotencySettings;
+  /** serve GET /api/openapi.json; the compiler fills in true, absent = the same */
+  openapi?: boolean;
 }
 
 export interface NatsSystemSettings {

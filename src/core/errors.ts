@@ -29,6 +29,9 @@ export const ERROR_CODES = {
   RUNNER_UNAVAILABLE: { http: 503, title: 'Runner Unavailable', retryable: true },
   SERVICE_UNAVAILABLE: { http: 503, title: 'Service Unavailable', retryable: true },
   INTERNAL: { http: 500, title: 'Internal Server Error', retryable: false },
+  IDEMPOTENCY_KEY_INVALID: { http: 400, title: 'Idempotency Key Invalid', retryable: false },
+  IDEMPOTENCY_KEY_MISMATCH: { http: 422, title: 'Idempotency Key Mismatch', retryable: false },
+  IDEMPOTENCY_KEY_IN_USE: { http: 409, title: 'Idempotency Key In Use', retryable: true },
 
   // Saga engine
   SAGA_TIMEOUT: { http: 504, title: 'Saga Timeout', retryable: true },

@@ -22,9 +22,12 @@ import { problemFor, sendProblem } from './http/problem.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { correlationIdOf, requestIdFor } from './http/request-id.js';
 import { requestHandler } from './request/route.js';
+import { IdempotencyKeys } from './request/idempotency-key.js';
+import { createRequestKeyStore } from '../states/request-keys/index.js';
 import { SagaRoutes } from './apis/saga-routes.js';
 import { unmappedSagaPaths } from './apis/route-check.js';
 import { registerStatic } from './http/static.js';
+import { registerOpenApi } from './http/openapi.js';
 import { registerStatusRoute, type StatusSource } from './http/status-route.js';
 import { StreamRegistry } from './stream/limits.js';
 import { streamHandler } from './stream/route.js';
@@ -91,6 +94,27 @@ function routeLabel(request: FastifyRequest): RouteLabel {
   return 'ops';
 }
 
+/** The Idempotency-Key store of gateway.idempotency (docs/gateway.md), opened; defaults for settings made by code. */
+async function idempotencyKeys(options: GatewayOptions): Promise<IdempotencyKeys> {
+  const gateway = options.settings.gateway;
+  const given = gateway.idempotency;
+  const alias = given?.state;
+  // `?.`: embedding programs and tests may hand over settings without states
+  const store = await createRequestKeyStore(
+    alias === undefined ? undefined : options.settings.states?.[alias],
+    options.log,
+  );
+  // A database that is down at start is opened again by the first keyed request.
+  await store
+    .init()
+    .catch((err: unknown) => options.log.warn({ err, state: alias }, 'idempotency key store unavailable at start'));
+  return new IdempotencyKeys(store, {
+    ttlMs: given?.ttlMs ?? 24 * 60 * 60 * 1000,
+    maxBody: given?.maxBody ?? 256 * 1024,
+    timeoutMs: gateway.limits.timeoutMs,
+  });
+}
+
 /** Build the gateway (DESIGN §3, §5, §7, §8, §9) in front of `service`. */
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const settings = options.settings.gateway;
@@ -140,6 +164,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   };
 
   const rate = await RateLimiter.create(limits, settings.apis, app.log);
+  const keys = await idempotencyKeys(options);
   // Embedding programs and tests may hand over settings with a gateway block only.
   const sagas = new SagaRoutes(options.settings.runners ?? {});
   let closing: Promise<void> | undefined;
@@ -219,7 +244,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     });
   }
   for (const form of ['request', 'stream'] as const) {
-    const handler = form === 'request' ? requestHandler(ctx) : streamHandler(ctx, sagas);
+    const handler = form === 'request' ? requestHandler(ctx, keys) : streamHandler(ctx, sagas);
     // After the API and auth checks (the rate limit counts the authenticated principal), before
     // the body is read.
     const onRequest: onRequestHookHandler[] = [
@@ -228,11 +253,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (rate.active) onRequest.push(rate.hook);
     onRequest.push(requireJson);
     for (const url of [FORM_PREFIX[form], FORM_PREFIX[form] + '/*']) {
-      app.route({ method: [...ROUTED_METHODS], url, exposeHeadRoute: false, onRequest, handler });
+      const onSend = form === 'request' ? { onSend: keys.onSend } : {};
+      app.route({ method: [...ROUTED_METHODS], url, exposeHeadRoute: false, onRequest, handler, ...onSend });
     }
   }
   registerOps(app, metrics, options.ready);
   registerStatusRoute(app, ctx, options.status);
+  if (settings.openapi !== false) registerOpenApi(app, options.settings);
   if (settings.static !== undefined) await registerStatic(app, settings.static);
 
   // Sockets, so that closing can drop connections that never sent a request: Node counts them as
@@ -265,6 +292,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         } finally {
           clearTimeout(force);
           await rate.close();
+          await keys.close().catch((err: unknown) => app.log.warn({ err }, 'closing the idempotency key store failed'));
         }
       })();
       return closing;

@@ -7,6 +7,7 @@ import type { GatewayContext } from '../context.js';
 import { negotiate, render, TOO_LARGE } from '../formats/index.js';
 import { bodyInput, usesBody } from './input.js';
 import { failureProblem, successStatus } from './outcome.js';
+import type { IdempotencyKeys } from './idempotency-key.js';
 import { problemFor, sendProblem } from '../http/problem.js';
 import { correlationIdOf } from '../http/request-id.js';
 
@@ -14,9 +15,10 @@ import { correlationIdOf } from '../http/request-id.js';
  * The one-shot form (`/api/request/<path>`, DESIGN §8): one saga run, one response in the
  * negotiated format, at most `gateway.limits.maxResponse` bytes (else 502 RESPONSE_TOO_LARGE).
  * Errors are always problem+json. When the client disconnects, the run's
- * signal is aborted.
+ * signal is aborted, unless the request holds an Idempotency-Key (`keys`): that run goes on,
+ * so that its outcome is stored for the client's retry.
  */
-export function requestHandler(ctx: GatewayContext) {
+export function requestHandler(ctx: GatewayContext, keys?: IdempotencyKeys) {
   const maxResponse = ctx.settings.limits.maxResponse;
   return async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const admitted = request.sagaway!;
@@ -24,13 +26,15 @@ export function requestHandler(ctx: GatewayContext) {
     if (format === null) return sendProblem(reply, problemFor('NOT_ACCEPTABLE', request.id, 'no acceptable format'));
     const query = request.query as Record<string, unknown>;
     const input = usesBody(request.method) ? bodyInput(request.body) : query;
+    if (keys !== undefined && !(await keys.begin(request, reply, admitted))) return reply;
+    const keyed = keys?.holdsKey(request) === true;
 
     // Cancelled when the client goes away; an AbortSignal is made only if something asks for it.
     const cancel = new Cancel();
     let gone = false;
     const res = reply.raw;
     res.once('close', () => {
-      if (res.writableFinished) return;
+      if (res.writableFinished || keyed) return;
       gone = true;
       cancel.abort();
     });
@@ -60,6 +64,7 @@ export function requestHandler(ctx: GatewayContext) {
       request.log.error({ err }, 'saga service failed');
       result = { outcome: 'FAIL', http: 500, error: toErrorInfo(err) };
     }
+    if (keyed) keys!.noteResult(request, result);
     if (gone) return reply;
     if (result.outcome === 'FAIL' || result.outcome === 'TIMEOUT') {
       return sendProblem(reply, failureProblem(result, request.id));

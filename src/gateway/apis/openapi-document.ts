@@ -1,0 +1,230 @@
+import { createHash } from 'node:crypto';
+import type { ApiSettings, AuthSettings, SagaDefinition, Settings } from '../../config/settings.js';
+import { FORM_PREFIX, type Form } from '../context.js';
+import { ApiMap } from './api-map.js';
+import { routeReport } from './route-check.js';
+
+/**
+ * The OpenAPI 3.1 document of what this gateway serves (`GET /api/openapi.json`, issue 14;
+ * docs/gateway.md, OpenAPI), built once from the compiled settings: every saga that an API
+ * entry reaches, under both forms, with its path parameters, methods, bodies, response formats,
+ * problem+json errors and the auth schemes of its API.
+ *
+ * What goes in is chosen, never copied: paths, methods, parameter names, saga ids, role names,
+ * error codes and statuses of `fail` steps. Free text (descriptions, messages), event settings,
+ * values, secrets, credentials and connection URLs never do, so the document cannot carry a
+ * secret or an injected value even when the configuration put one in a description.
+ */
+
+type Json = Record<string, unknown>;
+
+/** Methods of the document; HEAD is implied by GET and OPTIONS is not a saga method. */
+const DOCUMENTED = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+const KEYED_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+const PROBLEM = { $ref: '#/components/responses/Problem' };
+const PROBLEM_CONTENT = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
+/** The formats of the one-shot form (DESIGN §8). */
+const FORMATS: Json = {
+  'application/json': { schema: {} },
+  'application/xml': { schema: { type: 'string' } },
+  'text/html': { schema: { type: 'string' } },
+  'text/csv': { schema: { type: 'string' } },
+  'text/plain': { schema: { type: 'string' } },
+};
+
+/** `/todos/:id` -> `/todos/{id}`, and the names of its parameters. */
+function template(path: string): { path: string; params: string[] } {
+  const params: string[] = [];
+  const segments = path
+    .split('/')
+    .filter((s) => s !== '')
+    .map((s) => {
+      if (!s.startsWith(':')) return s;
+      params.push(s.slice(1));
+      return `{${s.slice(1)}}`;
+    });
+  return { path: '/' + segments.join('/'), params };
+}
+
+/** Security schemes of the configured auth: JWT (bearer header, or the cookie) and API keys. */
+function securitySchemes(auth: AuthSettings): Json {
+  const schemes: Json = {};
+  if (auth.jwt !== undefined) {
+    schemes['bearer'] = { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' };
+    schemes['cookie'] = { type: 'apiKey', in: 'cookie', name: auth.cookie, description: 'the JWT in a cookie' };
+  }
+  if (auth.apiKeys.length > 0) schemes['apiKey'] = { type: 'apiKey', in: 'header', name: 'X-API-Key' };
+  return schemes;
+}
+
+/**
+ * Responses of one saga: its success statuses, the statuses of its `fail` steps with their
+ * codes, and problem+json for every other error.
+ */
+function responses(saga: SagaDefinition, form: Form, secured: boolean): Json {
+  const out: Json = {};
+  if (form === 'stream') {
+    out['200'] = {
+      description: 'Server-Sent Events: one `message` event per entry of `list`, then `end` (or `error`)',
+      content: { 'text/event-stream': { schema: { type: 'string' } } },
+    };
+    out['204'] = { description: 'the stream had ended: a reconnect with its final event id' };
+  } else {
+    const ok = new Set<number>();
+    for (const step of saga.steps) if (step.type === 'success') ok.add(step.http ?? 200);
+    for (const status of ok.size > 0 ? [...ok].sort() : [200]) {
+      out[String(status)] = { description: 'the saga succeeded', content: FORMATS };
+    }
+    out['202'] = { description: 'accepted: an event answered ACK', content: FORMATS };
+  }
+  const failures = new Map<number, Set<string>>();
+  for (const step of saga.steps) {
+    if (step.type !== 'fail' || step.error?.http === undefined) continue;
+    const codes = failures.get(step.error.http) ?? new Set<string>();
+    if (step.error.code !== undefined) codes.add(step.error.code);
+    failures.set(step.error.http, codes);
+  }
+  for (const [status, codes] of failures) {
+    const list = [...codes].sort().join(', ');
+    out[String(status)] = {
+      description: list === '' ? 'the saga failed' : `the saga failed: ${list}`,
+      content: PROBLEM_CONTENT,
+    };
+  }
+  if (secured) {
+    out['401'] ??= { $ref: '#/components/responses/Unauthorized' };
+    out['403'] ??= PROBLEM;
+  }
+  out['default'] = PROBLEM;
+  return out;
+}
+
+/** The security of an operation: none for a public API whose saga needs no role. */
+function security(api: ApiSettings, saga: SagaDefinition, schemes: Json): Json[] {
+  if (api.public && (saga.roles ?? []).length === 0) return [];
+  // OpenAPI 3.1: for schemes other than OAuth the array names the roles required
+  const roles = api.roles.length > 0 ? [...api.roles] : [...(saga.roles ?? [])];
+  return Object.keys(schemes).map((name) => ({ [name]: roles }));
+}
+
+function operation(
+  form: Form,
+  method: string,
+  runner: string,
+  api: ApiSettings,
+  saga: SagaDefinition,
+  params: string[],
+  schemes: Json,
+): Json {
+  const parameters: Json[] = params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+  if (!BODY_METHODS.has(method)) {
+    parameters.push({
+      name: 'input',
+      in: 'query',
+      description: 'the query is the saga input (parameters): any names, repeated ones become arrays',
+      style: 'form',
+      explode: true,
+      schema: { type: 'object', additionalProperties: true },
+    });
+  }
+  if (form === 'request' && KEYED_METHODS.has(method)) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
+  if (form === 'stream') parameters.push({ $ref: '#/components/parameters/LastEventId' });
+  const sec = security(api, saga, schemes);
+  const roles = { api: [...api.roles], saga: [...(saga.roles ?? [])] };
+  const op: Json = {
+    operationId: `${form}.${runner}.${saga.id}.${method.toLowerCase()}`,
+    summary: `${saga.id} (runner ${runner})`,
+    tags: [api.path],
+    parameters,
+    responses: responses(saga, form, sec.length > 0),
+    security: sec,
+    'x-sagaway-roles': roles,
+  };
+  if (BODY_METHODS.has(method)) {
+    op['requestBody'] = {
+      description: 'the saga input (parameters): a JSON object',
+      required: false,
+      content: { 'application/json': { schema: { type: 'object' } } },
+    };
+  }
+  return op;
+}
+
+/** The OpenAPI document of `settings`, as a plain JSON object. */
+export function openApiDocument(settings: Settings): Json {
+  const gateway = settings.gateway;
+  const schemes = securitySchemes(gateway.auth);
+  const paths: Record<string, Json> = {};
+  const apiMap = new ApiMap(gateway.apis);
+  for (const route of routeReport(settings).sagas) {
+    if (route.api === undefined || route.problem !== undefined) continue;
+    const api = gateway.apis[route.api]!;
+    const compiled = apiMap.match(route.saga.path.split('/').filter((s) => s !== ''))!;
+    const { path, params } = template(route.saga.path);
+    const methods = (route.saga.methods ?? ['GET']).filter(
+      (m) => (DOCUMENTED as readonly string[]).includes(m) && ApiMap.allows(compiled, m),
+    );
+    for (const form of ['request', 'stream'] as const) {
+      const item = (paths[FORM_PREFIX[form] + (path === '/' ? '' : path)] ??= {});
+      for (const m of methods) item[m.toLowerCase()] = operation(form, m, route.runner, api, route.saga, params, schemes);
+    }
+  }
+  const body: Json = {
+    paths,
+    components: {
+      schemas: {
+        Problem: {
+          type: 'object',
+          description: 'RFC 9457 problem details; `code` is stable (docs/errors.md)',
+          required: ['type', 'title', 'status', 'code', 'detail', 'requestId'],
+          properties: {
+            type: { type: 'string', format: 'uri' },
+            title: { type: 'string' },
+            status: { type: 'integer' },
+            code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]{1,63}$' },
+            detail: { type: 'string' },
+            requestId: { type: 'string', description: 'equals the X-Request-Id response header' },
+          },
+        },
+      },
+      responses: {
+        Problem: { description: 'an error (problem+json)', content: PROBLEM_CONTENT },
+        Unauthorized: {
+          description: 'no valid credentials',
+          headers: { 'WWW-Authenticate': { schema: { type: 'string' } } },
+          content: PROBLEM_CONTENT,
+        },
+      },
+      parameters: {
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description: 'at most 255 visible ASCII characters: the same key and body again replays the stored response',
+          schema: { type: 'string', minLength: 1, maxLength: 257 },
+        },
+        LastEventId: {
+          name: 'Last-Event-ID',
+          in: 'header',
+          required: false,
+          description: 'resume after this event (an EventSource sends it on reconnect)',
+          schema: { type: 'string' },
+        },
+      },
+      securitySchemes: schemes,
+    },
+  };
+  // The version names this exact document: it changes when the served APIs change.
+  const version = createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 12);
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'sagaway gateway',
+      version,
+      description: 'The APIs of this gateway, generated from its configuration. Errors are application/problem+json.',
+    },
+    ...body,
+  };
+}

@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import type { Claim, RequestKeyStore, StoredResponse } from './store.js';
+
+/**
+ * The in-process request key store (the default). Bounded: at most `maxKeys` rows and
+ * `maxBytes` of stored bodies; past either, the rows that expire first are dropped first, even
+ * when still live (a replay of a dropped key then runs the request again: use a SQL state when
+ * that matters, see docs/gateway.md). Rows are kept in expiry order, so expired ones are
+ * removed from the front in constant time per row.
+ */
+
+interface Row {
+  fingerprint: string;
+  owner: string;
+  expiresAt: number;
+  response?: StoredResponse;
+}
+
+/** Bounds of the memory store. */
+export interface MemoryKeyLimits {
+  /** rows at most; default 100,000 */
+  maxKeys?: number;
+  /** bytes of stored bodies at most; default 64 MiB */
+  maxBytes?: number;
+}
+
+/** Request keys in a Map, for one gateway process. */
+export class MemoryKeyStore implements RequestKeyStore {
+  readonly kind = 'memory';
+  /** insertion order = expiry order: every row of one kind lives equally long, and a row is re-inserted when it completes */
+  private readonly rows = new Map<string, Row>();
+  private bytes = 0;
+  private readonly maxKeys: number;
+  private readonly maxBytes: number;
+
+  constructor(limits: MemoryKeyLimits = {}) {
+    this.maxKeys = limits.maxKeys ?? 100_000;
+    this.maxBytes = limits.maxBytes ?? 64 * 1024 * 1024;
+  }
+
+  async init(): Promise<void> {}
+
+  async claim(id: string, fingerprint: string, now: number, lockUntil: number): Promise<Claim> {
+    this.expire(now);
+    const row = this.rows.get(id);
+    if (row !== undefined && row.expiresAt > now) {
+      if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
+      return row.response ? { kind: 'done', response: row.response } : { kind: 'running' };
+    }
+    if (row !== undefined) this.remove(id, row);
+    const owner = randomUUID();
+    this.rows.set(id, { fingerprint, owner, expiresAt: lockUntil });
+    this.bound();
+    return { kind: 'claimed', owner };
+  }
+
+  async complete(id: string, owner: string, response: StoredResponse, expiresAt: number): Promise<boolean> {
+    const row = this.rows.get(id);
+    if (row === undefined || row.owner !== owner) return false;
+    this.rows.delete(id);
+    this.rows.set(id, { ...row, expiresAt, response });
+    this.bytes += response.body.length;
+    this.bound();
+    return true;
+  }
+
+  async release(id: string, owner: string): Promise<void> {
+    const row = this.rows.get(id);
+    if (row !== undefined && row.owner === owner) this.remove(id, row);
+  }
+
+  async close(): Promise<void> {
+    this.rows.clear();
+    this.bytes = 0;
+  }
+
+  /** Rows held now (tests). */
+  get size(): number {
+    return this.rows.size;
+  }
+
+  private remove(id: string, row: Row): void {
+    this.rows.delete(id);
+    this.bytes -= row.response?.body.length ?? 0;
+  }
+
+  /**
+   * Drop expired rows from the front. Unfinished rows (short locks) and finished ones (long
+   * retention) interleave, so the scan stops at the first live row: an expired row behind it
+   * waits for its turn, and is treated as absent by claim meanwhile.
+   */
+  private expire(now: number): void {
+    for (const [id, row] of this.rows) {
+      if (row.expiresAt > now) return;
+      this.remove(id, row);
+    }
+  }
+
+  private bound(): void {
+    for (const [id, row] of this.rows) {
+      if (this.rows.size <= this.maxKeys && this.bytes <= this.maxBytes) return;
+      this.remove(id, row);
+    }
+  }
+}

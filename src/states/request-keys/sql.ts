@@ -1,0 +1,176 @@
+import { randomUUID } from 'node:crypto';
+import { SagawayError } from '../../core/errors.js';
+import type { Claim, RequestKeyStore, StoredResponse } from './store.js';
+
+/**
+ * The request key store in a SQL table, shared by the SQLite and PostgreSQL adapters (which
+ * give it a connection and their column types). One statement takes a key: an INSERT that,
+ * on conflict, overwrites the row only when it has expired, and returns the row only when it
+ * wrote it. It is atomic in both databases, so replicas sharing the table never both take a
+ * key. Times are the gateways' clocks (epoch ms), not the database's, so that a lock and a
+ * retention mean the same on every replica as long as their clocks agree to a second or so.
+ */
+
+/** One connection's way to run a statement with `$1`-numbered parameters and read its rows. */
+export interface SqlRunner {
+  query(sql: string, params: readonly unknown[]): Promise<Record<string, unknown>[]>;
+  close(): Promise<void>;
+}
+
+/** Column types that differ between the two databases. */
+export interface SqlDialect {
+  bytes: string;
+  /** a 64-bit integer (epoch milliseconds) */
+  bigint: string;
+}
+
+interface Row {
+  fingerprint: string;
+  done: unknown;
+  status: unknown;
+  headers: unknown;
+  body: unknown;
+  omitted: unknown;
+  expires_at: unknown;
+}
+
+/** Expired rows deleted by one pruning pass at most. */
+const PRUNE_BATCH = 1000;
+/** Claims between two pruning passes: fewer than a batch, so that pruning keeps up. */
+const PRUNE_EVERY = 200;
+
+/** Request keys in the table `table` (a checked, unquoted identifier). */
+export class SqlKeyStore implements RequestKeyStore {
+  private readonly t: string;
+  private claims = 0;
+  private opened: Promise<SqlRunner> | undefined;
+
+  constructor(
+    readonly kind: string,
+    private readonly table: string,
+    private readonly dialect: SqlDialect,
+    private readonly open: () => Promise<SqlRunner>,
+    /** told about a pruning pass that failed (it is retried later) */
+    private readonly onPruneError: (err: unknown) => void,
+  ) {
+    this.t = `"${table}"`;
+  }
+
+  /**
+   * The connection, opened and its table created on first use; a failure (the database is down
+   * at start) is tried again by the next call.
+   */
+  private db(): Promise<SqlRunner> {
+    this.opened ??= this.open()
+      .then(async (db) => {
+        await this.createTable(db).catch(async (err: unknown) => {
+          await db.close().catch(() => undefined);
+          throw err;
+        });
+        return db;
+      })
+      .catch((err: unknown) => {
+        this.opened = undefined;
+        throw err;
+      });
+    return this.opened;
+  }
+
+  async init(): Promise<void> {
+    await this.db();
+    await this.prune(Date.now());
+  }
+
+  private async createTable(db: SqlRunner): Promise<void> {
+    const { bytes, bigint } = this.dialect;
+    const ddl = [
+      `CREATE TABLE IF NOT EXISTS ${this.t} (id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, owner TEXT NOT NULL, ` +
+        `done INTEGER NOT NULL DEFAULT 0, status INTEGER, headers TEXT, body ${bytes}, ` +
+        `omitted INTEGER NOT NULL DEFAULT 0, expires_at ${bigint} NOT NULL)`,
+      `CREATE INDEX IF NOT EXISTS "${this.table}_exp" ON ${this.t} (expires_at)`,
+    ];
+    for (const sql of ddl) {
+      // Two PostgreSQL replicas creating the table at once: one of them sees a duplicate, and the
+      // second try finds the table there.
+      await db.query(sql, []).catch((err: unknown) => {
+        const code = ((err as { cause?: { code?: string } }).cause ?? {}).code;
+        if (code === '23505' || code === '42P07' || code === '42710') return db.query(sql, []);
+        throw err;
+      });
+    }
+  }
+
+  async claim(id: string, fingerprint: string, now: number, lockUntil: number): Promise<Claim> {
+    if (++this.claims >= PRUNE_EVERY) {
+      this.claims = 0;
+      // in the background: a claim never waits for it, and a failure only delays it
+      void this.prune(now).catch(this.onPruneError);
+    }
+    const db = await this.db();
+    const owner = randomUUID();
+    // A row that vanishes between the two statements (pruned, released) is claimed on the next turn.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const taken = await db.query(
+        `INSERT INTO ${this.t} (id, fingerprint, owner, done, status, headers, body, omitted, expires_at) ` +
+          `VALUES ($1, $2, $3, 0, NULL, NULL, NULL, 0, $4) ON CONFLICT (id) DO UPDATE SET ` +
+          `fingerprint = excluded.fingerprint, owner = excluded.owner, done = 0, status = NULL, headers = NULL, ` +
+          `body = NULL, omitted = 0, expires_at = excluded.expires_at WHERE ${this.t}.expires_at <= $5 RETURNING owner`,
+        [id, fingerprint, owner, lockUntil, now],
+      );
+      if (taken.length > 0) return { kind: 'claimed', owner };
+      const [row] = (await db.query(
+        `SELECT fingerprint, done, status, headers, body, omitted, expires_at FROM ${this.t} WHERE id = $1`,
+        [id],
+      )) as unknown as Row[];
+      if (row === undefined || Number(row.expires_at) <= now) continue;
+      if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
+      if (Number(row.done) !== 1) return { kind: 'running' };
+      return { kind: 'done', response: responseOf(row) };
+    }
+    throw new SagawayError('INTERNAL', 'request key: the claim did not settle');
+  }
+
+  async complete(id: string, owner: string, response: StoredResponse, expiresAt: number): Promise<boolean> {
+    const db = await this.db();
+    const rows = await db.query(
+      `UPDATE ${this.t} SET done = 1, status = $3, headers = $4, body = $5, omitted = $6, expires_at = $7 ` +
+        `WHERE id = $1 AND owner = $2 RETURNING id`,
+      [
+        id,
+        owner,
+        response.status,
+        JSON.stringify(response.headers),
+        response.body,
+        response.omitted ? 1 : 0,
+        expiresAt,
+      ],
+    );
+    return rows.length > 0;
+  }
+
+  async release(id: string, owner: string): Promise<void> {
+    const db = await this.db();
+    await db.query(`DELETE FROM ${this.t} WHERE id = $1 AND owner = $2`, [id, owner]);
+  }
+
+  async close(): Promise<void> {
+    const opened = this.opened;
+    this.opened = undefined;
+    if (opened) await (await opened.catch(() => undefined))?.close();
+  }
+
+  /** Delete up to one batch of expired rows, oldest first. */
+  private async prune(now: number): Promise<void> {
+    const db = await this.db();
+    await db.query(
+      `DELETE FROM ${this.t} WHERE id IN (SELECT id FROM ${this.t} WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`,
+      [now, PRUNE_BATCH],
+    );
+  }
+}
+
+function responseOf(row: Row): StoredResponse {
+  const headers = typeof row.headers === 'string' ? (JSON.parse(row.headers) as Record<string, string>) : {};
+  const body = row.body instanceof Uint8Array ? Buffer.from(row.body) : Buffer.alloc(0);
+  return { status: Number(row.status), headers, body, omitted: Number(row.omitted) === 1 };
+}

@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { runRequestKeyContract } from '../../../test/states/request-keys-contract.js';
+import { MemoryKeyStore } from './memory.js';
+import { sqliteKeyStore } from './sqlite.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sagaway-reqkeys-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+
+runRequestKeyContract('memory', async () => new MemoryKeyStore());
+runRequestKeyContract('sqlite', async () => {
+  const s = sqliteKeyStore(join(dir, `keys-${++n}.db`), 'todos_reqkeys', () => undefined);
+  await s.init();
+  return s;
+});
+
+test('memory request keys: bounded by rows and by bytes, the rows that expire first going first', async () => {
+  const s = new MemoryKeyStore({ maxKeys: 3, maxBytes: 10 });
+  for (const id of ['a', 'b', 'c', 'd']) await s.claim(id, 'fp', 0, 1000);
+  assert.equal(s.size, 3);
+  assert.equal((await s.claim('a', 'fp', 1, 1001)).kind, 'claimed', 'a was dropped: claimed anew');
+  const d = await s.claim('d', 'fp', 1, 1001);
+  assert.deepEqual(d, { kind: 'running' });
+  // storing 8 bytes twice is over 10 bytes: the older stored row goes
+  const e = await s.claim('e', 'fp', 2, 1002);
+  const f = await s.claim('f', 'fp', 2, 1002);
+  const body = Buffer.alloc(8);
+  await s.complete('e', e.kind === 'claimed' ? e.owner : '', { status: 200, headers: {}, body, omitted: false }, 50);
+  await s.complete('f', f.kind === 'claimed' ? f.owner : '', { status: 200, headers: {}, body, omitted: false }, 60);
+  assert.equal((await s.claim('f', 'fp', 3, 1003)).kind, 'done');
+  assert.equal((await s.claim('e', 'fp', 3, 1003)).kind, 'claimed');
+});
+
+test('memory request keys: expired rows are removed, not only ignored', async () => {
+  const s = new MemoryKeyStore();
+  for (let i = 0; i < 50; i++) await s.claim(`k${i}`, 'fp', 0, 100);
+  assert.equal(s.size, 50);
+  await s.claim('later', 'fp', 100, 200);
+  assert.equal(s.size, 1);
+});

@@ -1,0 +1,48 @@
+/**
+ * The store behind the gateway's `Idempotency-Key` requests (docs/gateway.md, Idempotency keys):
+ * one row per (caller, key), addressed by an opaque id the gateway derives from both, holding
+ * the request's fingerprint and, once the request has ended, its response. A row is taken
+ * atomically (`claim`), so that two requests with one key, on one gateway or on several
+ * replicas sharing a SQL store, never both run.
+ *
+ * A row expires at `expiresAt` (epoch ms): a finished one after the retention (`ttl`), an
+ * unfinished one after its lock, so that a key whose request died with its process is free
+ * again once the lock has passed. An expired row counts as absent and is taken over by the next
+ * claim; expired rows are also deleted in bounded batches.
+ */
+
+/** The response kept for replays. */
+export interface StoredResponse {
+  status: number;
+  /** the headers a replay repeats (content-type, content-security-policy) */
+  headers: Readonly<Record<string, string>>;
+  body: Buffer;
+  /** the body was over the size limit and is not kept (`body` is empty) */
+  omitted: boolean;
+}
+
+/** What `claim` found. */
+export type Claim =
+  /** the key is this request's now; `owner` proves it to complete and release */
+  | { kind: 'claimed'; owner: string }
+  /** another request with this key and the same fingerprint has not ended yet */
+  | { kind: 'running' }
+  /** the key was used for a different request (another fingerprint), finished or not */
+  | { kind: 'mismatch' }
+  /** the same request has ended: its response */
+  | { kind: 'done'; response: StoredResponse };
+
+/** A store of request keys. */
+export interface RequestKeyStore {
+  /** `memory`, `sqlite` or `postgres` */
+  readonly kind: string;
+  /** open the store and create its table when missing */
+  init(): Promise<void>;
+  /** Take `id` for a request with `fingerprint` unless a live row holds it; the row lives until `lockUntil`. */
+  claim(id: string, fingerprint: string, now: number, lockUntil: number): Promise<Claim>;
+  /** Store the response of the request that claimed `id`; false when the claim was lost (its lock passed and another request took the key). */
+  complete(id: string, owner: string, response: StoredResponse, expiresAt: number): Promise<boolean>;
+  /** Forget `id` (the request did not run), if `owner` still holds it. */
+  release(id: string, owner: string): Promise<void>;
+  close(): Promise<void>;
+}
