@@ -16,6 +16,8 @@ import type { Journal, JournalData, JournalEntry } from './journal.js';
 import type { ActionContext, HandlerEnv } from '../../handlers/api.js';
 import type { HandlerRegistry } from '../executor/registry.js';
 import { RouteTable } from './routes.js';
+import { InFlightRuns } from './in-flight.js';
+import type { OutcomeRecorder } from '../../systems/nats/outcomes.js';
 import type { SecretSource } from '../executor/secrets.js';
 
 /** What a runner is built from. */
@@ -30,6 +32,8 @@ export interface RunnerDeps {
   route(event: EventMessage, cancel: Cancellable): Promise<EventReply>;
   /** the saga journal, when `runners.R.journal` names one */
   journal?: Journal;
+  /** distributed mode without a journal: where run outcomes are kept for /api/status (issue 13) */
+  outcomes?: OutcomeRecorder;
 }
 
 /**
@@ -45,6 +49,8 @@ export class Runner {
   private readonly apis: readonly ApiSettings[];
   private readonly executor: ExecutorDeps;
   private readonly dispatchBound: (event: EventMessage, cancel: Cancellable) => Promise<EventReply>;
+  /** the gateway runs this process is running now (`sagaway admin runs`) */
+  readonly inFlight = new InFlightRuns();
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -94,8 +100,20 @@ export class Runner {
       request: { method: req.method, path: req.path, id: req.requestId, query: req.query },
       user: req.user,
     };
-    if (this.deps.journal) return this.startJournaled(this.deps.journal, saga, input, context, req);
-    return this.start(saga, input, context, req.deadline, req.cancel ?? (req.signal && Cancel.fromSignal(req.signal)));
+    const done = this.inFlight.add(req.requestId, saga.id);
+    try {
+      if (this.deps.journal) return await this.startJournaled(this.deps.journal, saga, input, context, req);
+      const cancel = req.cancel ?? (req.signal && Cancel.fromSignal(req.signal));
+      const outcomes = this.deps.outcomes;
+      if (!outcomes) return await this.start(saga, input, context, req.deadline, cancel);
+      // Written before the result goes back, never awaited (systems/nats/outcomes.ts).
+      const handle = outcomes.begin(scopeOf(req), req.requestId, correlationOf(req));
+      const result = await this.start(saga, input, context, req.deadline, cancel);
+      outcomes.end(handle, result);
+      return result;
+    } finally {
+      done();
+    }
   }
 
   /**
@@ -111,10 +129,8 @@ export class Runner {
   ): Promise<SagaResult> {
     const deadline = req.deadline;
     const runId = randomUUID();
-    // The gateway names the caller's scope (it knows the source address of anonymous callers);
-    // a request from elsewhere (a test, an older gateway) is scoped by its principal alone.
-    const scope = isWireId(req.caller, 2048) ? req.caller : callerKey(req.user, 'local');
-    const correlation = isWireId(req.correlationId, 128) ? req.correlationId : undefined;
+    const scope = scopeOf(req);
+    const correlation = correlationOf(req);
     let entry: JournalEntry;
     try {
       entry = await journal.begin(saga.id, runId, input, context, scope, correlation);
@@ -284,6 +300,20 @@ function protect(apis: readonly ApiSettings[], path: string, user: Principal | n
 function refusal(code: 'UNAUTHORIZED' | 'FORBIDDEN' | undefined): SagaResult | undefined {
   if (code === undefined) return undefined;
   return reject(code, code === 'UNAUTHORIZED' ? 'authentication required' : 'a required role is missing');
+}
+
+/**
+ * The caller's scope of a run's status record. The gateway names it (it knows the source address
+ * of anonymous callers); a request from elsewhere (a test, an older gateway) is scoped by its
+ * principal alone.
+ */
+function scopeOf(req: SagaRequest): string {
+  return isWireId(req.caller, 2048) ? req.caller : callerKey(req.user, 'local');
+}
+
+/** The client's own X-Request-Id, when it is a sane one. */
+function correlationOf(req: SagaRequest): string | undefined {
+  return isWireId(req.correlationId, 128) ? req.correlationId : undefined;
 }
 
 /** A string field of a request that came over the broker, within its bound. */
