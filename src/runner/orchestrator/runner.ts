@@ -16,7 +16,7 @@ import type { Journal, JournalData, JournalEntry } from './journal.js';
 import type { ActionContext, HandlerEnv } from '../../handlers/api.js';
 import type { HandlerRegistry } from '../executor/registry.js';
 import { RouteTable } from './routes.js';
-import { InFlightRuns } from './in-flight.js';
+import { InFlightRuns, type InFlightRun } from './in-flight.js';
 import type { OutcomeRecorder } from '../../systems/nats/outcomes.js';
 import type { SecretSource } from '../executor/secrets.js';
 
@@ -50,7 +50,7 @@ export class Runner {
   private readonly executor: ExecutorDeps;
   private readonly dispatchBound: (event: EventMessage, cancel: Cancellable) => Promise<EventReply>;
   /** the gateway runs this process is running now (`sagaway admin runs`) */
-  readonly inFlight = new InFlightRuns();
+  private readonly inFlight = new InFlightRuns();
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -193,6 +193,11 @@ export class Runner {
 
   private engineDeps() {
     return { dispatch: this.dispatchBound, log: this.deps.log, maxSteps: this.deps.runner.maxSteps };
+  }
+
+  /** The gateway runs in flight in this process (`sagaway admin runs`). */
+  inFlightRuns(limit: number): { count: number; runs: InFlightRun[] } {
+    return { count: this.inFlight.size, runs: this.inFlight.list(limit) };
   }
 
   /** What this runner offers, advertised to orchestrators: handler -> action -> versions, and structural aliases. */

@@ -8,6 +8,7 @@ import type { SagaService } from '../../core/messages.js';
 import { ADVERTISE_INTERVAL_MS } from './directory.js';
 import { PendingReplies } from './pending.js';
 import { DEFAULT_STATUS_TTL_MS, OutcomeReader } from './outcomes.js';
+import { answerRunQueries } from './admin-responder.js';
 import { NatsServer, type NatsEndpoint, type ServeObserver } from './serve.js';
 
 /** A new id for this process: reply routes and advertisements carry it. */
@@ -23,6 +24,7 @@ export class NatsHub implements SagaService {
   readonly systems = new Map<string, NatsSystem>();
   readonly pending: PendingReplies;
   private readonly servers: NatsServer[] = [];
+  private readonly responders: { stop(): void }[] = [];
 
   constructor(
     private readonly settings: Settings,
@@ -92,6 +94,7 @@ export class NatsHub implements SagaService {
       server.start();
       this.servers.push(server);
     }
+    if (gateway && endpoints.length > 0) this.responders.push(answerRunQueries(gateway, endpoints, this.instance));
   }
 
   /**
@@ -133,6 +136,7 @@ export class NatsHub implements SagaService {
 
   /** Stop serving (running events finish first), then close the connections. */
   async close(): Promise<void> {
+    for (const r of this.responders) r.stop();
     await Promise.all(this.servers.map((s) => s.stop()));
     await Promise.all([...this.systems.values()].map((s) => s.close()));
   }

@@ -88,7 +88,13 @@ describe('outcomes without a journal (NATS KV)', { skip: natsDown ? skipOrFail(n
     // the bucket is made once connected
     const js = host.hub!.gatewaySystem()!.manager!;
     for (let i = 0; i < 100; i++) {
-      if (await js.streams.info(`KV_${prefix}_status_svc`).then(() => true, () => false)) break;
+      if (
+        await js.streams.info(`KV_${prefix}_status_svc`).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
       await new Promise((r) => setTimeout(r, 50));
     }
   });

@@ -221,7 +221,11 @@ export class OutcomeReader {
     return found.find((v) => v !== undefined);
   }
 
-  private async get<T>(runner: string, key: string, decode: (data: Uint8Array) => T | undefined): Promise<T | undefined> {
+  private async get<T>(
+    runner: string,
+    key: string,
+    decode: (data: Uint8Array) => T | undefined,
+  ): Promise<T | undefined> {
     try {
       const entry = await (await this.bucket(runner)).get(key);
       return entry && entry.operation === 'PUT' ? decode(entry.value) : undefined;
