@@ -15,6 +15,10 @@ export interface CliOptions {
   sub?: string;
   ttl?: string;
   sagaway?: string;
+  system?: string;
+  force?: boolean;
+  'dry-run'?: boolean;
+  json?: boolean;
   help?: boolean;
 }
 
@@ -34,6 +38,10 @@ const OPTIONS: OptionSpec = {
   sub: { type: 'string' },
   ttl: { type: 'string' },
   sagaway: { type: 'string' },
+  system: { type: 'string' },
+  force: { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 };
 
@@ -47,6 +55,7 @@ export const COMMAND_OPTIONS: Readonly<Record<string, readonly (keyof CliOptions
   routes: ['config'],
   token: ['config', 'sub', 'roles', 'ttl'],
   init: ['sagaway'],
+  admin: ['config', 'system', 'runner', 'deployment', 'force', 'dry-run', 'json'],
 };
 
 /** Parse a command's arguments; unknown options, and options of other commands, are errors. */

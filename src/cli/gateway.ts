@@ -2,6 +2,7 @@ import { SagawayError } from '../core/errors.js';
 import { createLogger } from '../core/logger.js';
 import { createGateway } from '../gateway/server.js';
 import { JournalReader } from '../runner/orchestrator/journal.js';
+import { firstStatus } from '../runner/status.js';
 import { createState } from '../states/index.js';
 import type { State } from '../states/state.js';
 import { noPositionals, type CliOptions } from './args.js';
@@ -11,7 +12,7 @@ import { parsePort, untilStopped } from './port.js';
 /**
  * `sagaway gateway --config FILE [--port N] [--host H]` (DESIGN §9): the gateway alone. Saga requests go
  * to the runners over NATS (the `defaultSystem` when it is a nats system, else the first nats
- * system); `/api/status` reads the runners' journals directly.
+ * system); `/api/status` reads the runners' journals directly, else their outcome buckets on NATS.
  */
 export async function gatewayCommand(options: CliOptions, positionals: string[]): Promise<number> {
   noPositionals('gateway', positionals);
@@ -52,7 +53,8 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
     return out;
   };
   const port = parsePort(options.port ?? process.env['PORT']) ?? settings.gateway.port ?? 8080;
-  const gateway = await createGateway({ settings, service: hub, log, ready, status: new JournalReader(journals) });
+  const status = firstStatus([new JournalReader(journals), hub.outcomeReader()]);
+  const gateway = await createGateway({ settings, service: hub, log, ready, status });
   const host = options.host ?? settings.gateway.host;
   const address = await gateway.listen(port, host);
   log.info({ host, port: address.port, config: file, instance: hub.instance }, 'sagaway gateway started');

@@ -17,13 +17,15 @@ Usage: sagaway COMMAND [options]      (sagaway COMMAND --help for one command)
   sagaway routes   [--config FILE]      the API -> runner -> saga table, with auth and methods
   sagaway token    [--config FILE] --sub SUB [--roles a,b] [--ttl 1h]
                                         a development JWT signed with gateway.auth.jwt.secret
+  sagaway admin    consumers|remove-consumers|runs --config FILE [...]
+                                        durable consumers of retired deployments, runs in flight
 
   --version                             print the version
   --help, -h                            this text
 
 --config defaults to ./sagaway.yaml (start: else the bundled todo example).
 Exit codes: 0 success (run: SUCCESS or ACK), 1 failure (validate: errors; run: FAIL or TIMEOUT),
-2 configuration or usage error.`;
+2 configuration or usage error (admin: 3 NATS not reachable).`;
 
 const CONFIG = `  --config, -c FILE   the configuration (default ./sagaway.yaml)`;
 const HOST = `  --host H            address to listen on (default gateway.host, else 127.0.0.1;
@@ -31,6 +33,32 @@ const HOST = `  --host H            address to listen on (default gateway.host, 
 
 /** One help page per command. */
 export const COMMAND_HELP: Readonly<Record<string, string>> = {
+  admin: `Usage: sagaway admin consumers        --config FILE [--system S] [--runner R] [--deployment D] [--json]
+       sagaway admin remove-consumers --config FILE [--system S] [--runner R] [--deployment D]
+                                      [--dry-run] [--force] [--json]
+       sagaway admin runs             --config FILE [--system S] [--runner R] [--deployment D] [--json]
+
+Operations on a running distributed deployment, through its nats system (default: defaultSystem
+when it is a nats system, else the first one). The command listens about a second for the
+runners' advertisements before it answers.
+
+  consumers           the durable consumers of the events stream, one per stream, runner and
+                      deployment: live (a live runner process consumes it) or retired (none
+                      does: its events are read by nobody), with events pending
+  remove-consumers    delete the consumers of retired deployments; one with events waiting is
+                      kept unless --force (which deletes those events with it)
+  runs                the gateway runs in flight, as every live runner process reports them
+
+${CONFIG}
+  --system S          the nats system to use
+  --runner R, --deployment D
+                      only this runner / deployment
+  --dry-run           remove-consumers: say what would be removed, remove nothing
+  --force             remove-consumers: also remove consumers with events waiting
+  --json              JSON on stdout instead of a table
+
+Exit codes: 0 done, 1 a retired consumer was kept or could not be removed, 2 usage or
+configuration error, 3 NATS not reachable.`,
   init: `Usage: sagaway init [DIR] [--sagaway SPEC]
 
 Create a project in DIR (default: the current folder, which must not hold a sagaway.yaml or

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { adminCommand } from './admin.js';
 import { ConfigError, formatIssue, SagawayError } from '../core/errors.js';
 import { COMMAND_OPTIONS, parseCommandArgs } from './args.js';
 import { gatewayCommand } from './gateway.js';
@@ -49,6 +50,8 @@ async function main(argv: string[]): Promise<number> {
       return routesCommand(options, positionals);
     case 'token':
       return tokenCommand(options, positionals);
+    case 'admin':
+      return adminCommand(options, positionals);
     default:
       return initCommand(options, positionals);
   }

@@ -39,6 +39,8 @@ export type Report = (
 ) => void;
 
 const ms = (v: unknown, fallback: number) => parseDuration(v) ?? fallback;
+/** Upper bound of runners.R.statusMaxSize: NATS' default max_payload. */
+const MAX_STATUS_BYTES = 1024 * 1024;
 
 /** Compile a validated config (sagas already loaded into `sagasByRunner`) into frozen settings. */
 export function compileSettings(
@@ -280,6 +282,8 @@ function compileRunner(
     plans: [],
     actions,
     streams,
+    statusTtlMs: ms(r.statusTtl, 24 * 3600_000),
+    statusMaxBytes: Math.min(MAX_STATUS_BYTES, Math.max(1024, parseSize(r.statusMaxSize) ?? 64 * 1024)),
     maxSteps: r.maxSteps ?? 1000,
     ...(r.journal !== undefined ? { journal: r.journal } : {}),
   };

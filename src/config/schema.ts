@@ -79,6 +79,16 @@ export const RunnerSchema = Type.Object(
         description: 'event streams this runner consumes: name -> { handler, system, meta }',
       }),
     ),
+    statusTtl: Type.Optional(
+      DurationOf(
+        'distributed mode: how long each run\'s outcome stays readable at /api/status without a journal (a NATS key-value bucket); 0 = not kept; default 24h',
+      ),
+    ),
+    statusMaxSize: Type.Optional(
+      SizeOf(
+        'largest outcome kept for /api/status without a journal; a larger response is left out (responseOmitted); default 64kb, at most 1mb',
+      ),
+    ),
     maxSteps: Type.Optional(Type.Integer({ minimum: 1, description: 'steps one saga run may take; default 1000' })),
     journal: Type.Optional(
       Type.String({

@@ -233,6 +233,10 @@ export interface RunnerSettings {
   plans: readonly CompiledSaga[];
   actions: Readonly<Record<string, StructuralActionSettings>>;
   streams: Readonly<Record<string, StreamBindingSettings>>;
+  /** distributed mode, no journal: how long outcomes stay readable at /api/status (NATS KV max_age); 0 = not kept; default 24 h (always set by compile; optional for settings made by code) */
+  statusTtlMs?: number;
+  /** largest outcome value kept in the status bucket, in bytes; default 64 KiB */
+  statusMaxBytes?: number;
   /** steps one saga run may take before STEP_LIMIT_EXCEEDED; default 1000 */
   maxSteps: number;
   /** alias of the state that journals saga progress; undefined = no journal */

@@ -15,6 +15,8 @@ import { Journal, JournalReader } from './orchestrator/journal.js';
 import { HandlerRegistry, importHandlerModule, isModuleEntry } from './executor/registry.js';
 import { Runner } from './orchestrator/runner.js';
 import { createSecretSource, type SecretSource } from './executor/secrets.js';
+import { firstStatus, type StatusLookup } from './status.js';
+import { DEFAULT_STATUS_MAX_BYTES, DEFAULT_STATUS_TTL_MS, OutcomeRecorder } from '../systems/nats/outcomes.js';
 
 /** What a process hosting runners is built from. */
 export interface HostOptions {
@@ -104,12 +106,12 @@ export class Host implements SagaService {
     return true;
   }
 
-  /** The journals of the hosted runners, for the status endpoint. */
-  statusReader(): JournalReader {
+  /** The journals of the hosted runners, then the outcome buckets (distributed mode), for the status endpoint. */
+  statusReader(): StatusLookup {
     const aliases = new Set(
       [...this.runners.keys()].map((n) => this.options.settings.runners[n]?.journal).filter((a) => a !== undefined),
     );
-    return new JournalReader([...aliases].map((a) => this.state(a)));
+    return firstStatus([new JournalReader([...aliases].map((a) => this.state(a))), this.hub?.outcomeReader()]);
   }
 
   /**
@@ -198,6 +200,7 @@ export class Host implements SagaService {
         state: this.state,
         route: (event, cancel) => this.route(event, cancel),
         ...(this.options.engineObserver ? { observer: this.options.engineObserver } : {}),
+        ...this.outcomesOf(settings, log),
         ...(settings.journal !== undefined
           ? {
               journal: new Journal(
@@ -223,6 +226,23 @@ export class Host implements SagaService {
       }
     }
     return runner;
+  }
+
+  /**
+   * Distributed mode (a nats system carries gateway requests) without a journal: the runner keeps
+   * its outcomes in a key-value bucket for /api/status (systems/nats/outcomes.ts).
+   */
+  private outcomesOf(settings: RunnerSettings, log: Logger): { outcomes?: OutcomeRecorder } {
+    const system = this.hub?.gatewaySystem();
+    const ttl = settings.statusTtlMs ?? DEFAULT_STATUS_TTL_MS;
+    if (!system || settings.journal !== undefined || ttl <= 0) return {};
+    const runner = {
+      name: settings.name,
+      deployment: settings.deployment,
+      statusTtlMs: ttl,
+      statusMaxBytes: settings.statusMaxBytes ?? DEFAULT_STATUS_MAX_BYTES,
+    };
+    return { outcomes: new OutcomeRecorder(system, runner, this.instance, log) };
   }
 
   /** Events on streams other than `local`: through the stream's system. */

@@ -23,6 +23,8 @@ export interface RunnerEndpoint {
   execute(event: EventMessage, binding: StreamBindingSettings | undefined, cancel: Cancellable): Promise<EventReply>;
   /** handler -> action -> versions, and structural action aliases (advertised to orchestrators) */
   describe(): { handlers: Record<string, Record<string, number[]>>; actions: string[] };
+  /** the gateway runs in flight in this process: how many, and the oldest `limit` (`sagaway admin runs`) */
+  inFlightRuns?(limit: number): { count: number; runs: { requestId: string; saga: string; startedAt: number }[] };
 }
 
 /** A transport. */

@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { call, Cluster, dropStreams, reachable, skipOrFail, uniquePrefix, waitUntil, type Proc } from './harness.js';
 
-/** examples/distributed as its README walks through it: 5 processes on the machine's NATS. */
+/**
+ * examples/distributed as its README walks through it: 5 processes on the machine's NATS, no
+ * journal (outcomes at /api/status come from the NATS key-value bucket).
+ */
 
 const NATS = 'nats://127.0.0.1:4222';
 const available = await reachable(4222);
@@ -24,7 +27,7 @@ describe(
         'sagaway.yaml': await readFile(join(dir, 'sagaway.yaml'), 'utf8'),
         'handlers/pricing.mjs': await readFile(join(dir, 'handlers', 'pricing.mjs'), 'utf8'),
       });
-      const env = { SAGAWAY_PREFIX: prefix, NATS_URL: NATS, JOURNAL_DB: join(cluster.dir, 'journal.db') };
+      const env = { SAGAWAY_PREFIX: prefix, NATS_URL: NATS };
       const started = await Promise.all([
         cluster.runner('shop', undefined, env),
         cluster.runner('shop', undefined, env),

@@ -240,7 +240,12 @@ export async function dropStreams(servers: string, prefix: string): Promise<void
   if (!nc) return;
   try {
     const jsm = await jetstreamManager(nc);
-    for (const name of [`${prefix}_events`, `${prefix}_resp`]) await jsm.streams.delete(name).catch(() => undefined);
+    // the events and replies streams, and the outcome buckets (KV_<prefix>_status_<runner>)
+    const names: string[] = [];
+    for await (const name of jsm.streams.names()) {
+      if (name.startsWith(`${prefix}_`) || name.startsWith(`KV_${prefix}_`)) names.push(name);
+    }
+    for (const name of names) await jsm.streams.delete(name).catch(() => undefined);
   } finally {
     await nc.close();
   }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { toErrorInfo } from '../../core/errors.js';
-import type { RunStatus } from '../../runner/orchestrator/journal.js';
+import type { AnyRunStatus } from '../../runner/status.js';
 import { callerKey } from '../../core/caller.js';
 import { ANONYMOUS } from '../auth/authenticator.js';
 import { extractCredential } from '../auth/credentials.js';
@@ -9,7 +9,8 @@ import { problemFor, sendProblem, toProblem } from './problem.js';
 import { isSaneId } from './request-id.js';
 
 /**
- * `GET /api/status/<id>` (DESIGN §9): the outcome of a journaled saga run, for a caller whose
+ * `GET /api/status/<id>` (DESIGN §9): the outcome of a saga run (journaled, or kept in the
+ * outcome bucket in distributed mode: issue 13), for a caller whose
  * connection broke. `<id>` is the run id (the `X-Request-Id` response header, made by the
  * gateway) or the caller's own `X-Request-Id` (the first run that carried it). Same credentials
  * as the request; the journal record is keyed by the caller's scope (core/caller.ts: `jwt:<sub>`,
@@ -21,10 +22,10 @@ import { isSaneId } from './request-id.js';
  * or STATE_UNAVAILABLE) also gets a `Retry-After` here when its route did not set one.
  */
 
-/** Where run statuses come from (the journals; see runner/orchestrator/journal.ts). */
+/** Where run statuses come from: the journals, else the outcome buckets (runner/status.ts). */
 export interface StatusSource {
   /** `scope`: the caller's (core/caller.ts callerKey); `id`: a run id or the caller's correlation id */
-  lookup(scope: string, id: string): Promise<RunStatus | undefined>;
+  lookup(scope: string, id: string): Promise<AnyRunStatus | undefined>;
 }
 
 /** Seconds a client is told to wait before retrying after a 503. */
@@ -47,12 +48,12 @@ export function registerStatusRoute(app: FastifyInstance, ctx: GatewayContext, s
     if (!principal) return unauthorized();
     const requestId = request.params.requestId;
     if (!source || !isSaneId(requestId)) return notFound();
-    let status: RunStatus | undefined;
+    let status: AnyRunStatus | undefined;
     try {
       status = await source.lookup(callerKey(principal, request.ip), requestId);
     } catch (err) {
       const info = toErrorInfo(err);
-      request.log.warn({ code: info.code }, 'journal unavailable');
+      request.log.warn({ code: info.code }, 'status source unavailable');
       return sendProblem(reply, toProblem({ ...info, http: 503 }, request.id, 503), {
         'retry-after': String(RETRY_AFTER_SECONDS),
       });

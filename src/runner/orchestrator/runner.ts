@@ -16,6 +16,8 @@ import type { Journal, JournalData, JournalEntry } from './journal.js';
 import type { ActionContext, HandlerEnv } from '../../handlers/api.js';
 import type { HandlerRegistry } from '../executor/registry.js';
 import { RouteTable } from './routes.js';
+import { InFlightRuns, type InFlightRun } from './in-flight.js';
+import type { OutcomeRecorder } from '../../systems/nats/outcomes.js';
 import type { SecretSource } from '../executor/secrets.js';
 
 /** What a runner is built from. */
@@ -32,6 +34,8 @@ export interface RunnerDeps {
   journal?: Journal;
   /** engine metrics hooks (tries, compensations) */
   observer?: EngineObserver;
+  /** distributed mode without a journal: where run outcomes are kept for /api/status (issue 13) */
+  outcomes?: OutcomeRecorder;
 }
 
 /**
@@ -48,6 +52,8 @@ export class Runner {
   private readonly executor: ExecutorDeps;
   private readonly dispatchBound: (event: EventMessage, cancel: Cancellable) => Promise<EventReply>;
   private observer: EngineObserver | undefined;
+  /** the gateway runs this process is running now (`sagaway admin runs`) */
+  private readonly inFlight = new InFlightRuns();
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -106,15 +112,20 @@ export class Runner {
     // The gateway names the run (its X-Request-Id, or one id per stream poll), so that the
     // idempotency keys and logs of the run carry the id the client got; else a fresh one.
     const runId = isRunId(req.runId) ? req.runId : randomUUID();
-    if (this.deps.journal) return this.startJournaled(this.deps.journal, saga, input, context, req, runId);
-    return this.start(
-      saga,
-      input,
-      context,
-      req.deadline,
-      req.cancel ?? (req.signal && Cancel.fromSignal(req.signal)),
-      runId,
-    );
+    const done = this.inFlight.add(req.requestId, saga.id);
+    try {
+      if (this.deps.journal) return await this.startJournaled(this.deps.journal, saga, input, context, req, runId);
+      const cancel = req.cancel ?? (req.signal && Cancel.fromSignal(req.signal));
+      const outcomes = this.deps.outcomes;
+      if (!outcomes) return await this.start(saga, input, context, req.deadline, cancel, runId);
+      // Written before the result goes back, never awaited (systems/nats/outcomes.ts).
+      const handle = outcomes.begin(scopeOf(req), req.requestId, correlationOf(req));
+      const result = await this.start(saga, input, context, req.deadline, cancel, runId);
+      outcomes.end(handle, result);
+      return result;
+    } finally {
+      done();
+    }
   }
 
   /**
@@ -130,10 +141,8 @@ export class Runner {
     runId: string,
   ): Promise<SagaResult> {
     const deadline = req.deadline;
-    // The gateway names the caller's scope (it knows the source address of anonymous callers);
-    // a request from elsewhere (a test, an older gateway) is scoped by its principal alone.
-    const scope = isWireId(req.caller, 2048) ? req.caller : callerKey(req.user, 'local');
-    const correlation = isWireId(req.correlationId, 128) ? req.correlationId : undefined;
+    const scope = scopeOf(req);
+    const correlation = correlationOf(req);
     let entry: JournalEntry;
     try {
       entry = await journal.begin(saga.id, runId, input, context, scope, correlation);
@@ -252,6 +261,11 @@ export class Runner {
     });
   }
 
+  /** The gateway runs in flight in this process (`sagaway admin runs`). */
+  inFlightRuns(limit: number): { count: number; runs: InFlightRun[] } {
+    return { count: this.inFlight.size, runs: this.inFlight.list(limit) };
+  }
+
   /** What this runner offers, advertised to orchestrators: handler -> action -> versions, and structural aliases. */
   describe(): { handlers: Record<string, Record<string, number[]>>; actions: string[] } {
     return { handlers: this.deps.registry.describe(), actions: Object.keys(this.deps.runner.actions) };
@@ -366,6 +380,20 @@ function refusal(code: 'UNAUTHORIZED' | 'FORBIDDEN' | undefined): SagaResult | u
 /** A run id the gateway chose: short, and only characters that are safe in keys and logs. */
 function isRunId(value: unknown): value is string {
   return typeof value === 'string' && /^[A-Za-z0-9._:-]{1,160}$/.test(value);
+}
+
+/**
+ * The caller's scope of a run's status record. The gateway names it (it knows the source address
+ * of anonymous callers); a request from elsewhere (a test, an older gateway) is scoped by its
+ * principal alone.
+ */
+function scopeOf(req: SagaRequest): string {
+  return isWireId(req.caller, 2048) ? req.caller : callerKey(req.user, 'local');
+}
+
+/** The client's own X-Request-Id, when it is a sane one. */
+function correlationOf(req: SagaRequest): string | undefined {
+  return isWireId(req.correlationId, 128) ? req.correlationId : undefined;
 }
 
 /** A string field of a request that came over the broker, within its bound. */

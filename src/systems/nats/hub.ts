@@ -7,6 +7,8 @@ import { NatsSystem } from '../nats.js';
 import type { SagaService } from '../../core/messages.js';
 import { ADVERTISE_INTERVAL_MS } from './directory.js';
 import { PendingReplies } from './pending.js';
+import { DEFAULT_STATUS_TTL_MS, OutcomeReader } from './outcomes.js';
+import { answerRunQueries } from './admin-responder.js';
 import { NatsServer, type NatsEndpoint, type ServeObserver } from './serve.js';
 
 /** A new id for this process: reply routes and advertisements carry it. */
@@ -22,6 +24,7 @@ export class NatsHub implements SagaService {
   readonly systems = new Map<string, NatsSystem>();
   readonly pending: PendingReplies;
   private readonly servers: NatsServer[] = [];
+  private readonly responders: { stop(): void }[] = [];
 
   constructor(
     private readonly settings: Settings,
@@ -91,6 +94,20 @@ export class NatsHub implements SagaService {
       server.start();
       this.servers.push(server);
     }
+    if (gateway && endpoints.length > 0) this.responders.push(answerRunQueries(gateway, endpoints, this.instance));
+  }
+
+  /**
+   * The reader of the outcome buckets (issue 13) of the runners that keep one: those without a
+   * journal and with a statusTtl above 0. Undefined when no runner does.
+   */
+  outcomeReader(): OutcomeReader | undefined {
+    const system = this.gatewaySystem();
+    const runners = Object.values(this.settings.runners)
+      .filter((r) => r.journal === undefined && (r.statusTtlMs ?? DEFAULT_STATUS_TTL_MS) > 0)
+      .map((r) => r.name);
+    if (!system || runners.length === 0) return undefined;
+    return new OutcomeReader(system, runners, (instance) => this.isLive(instance));
   }
 
   /** Whether a process instance is alive, per any system's advertisements. */
@@ -119,6 +136,7 @@ export class NatsHub implements SagaService {
 
   /** Stop serving (running events finish first), then close the connections. */
   async close(): Promise<void> {
+    for (const r of this.responders) r.stop();
     await Promise.all(this.servers.map((s) => s.stop()));
     await Promise.all([...this.systems.values()].map((s) => s.close()));
   }

@@ -9,6 +9,8 @@ import { createHash } from 'node:crypto';
  *   P.ev.<stream>.<runner>.<deployment>   events (JetStream stream P_events, one durable consumer per subject)
  *   P.reply.<instance>                    default reply route of an orchestrating process (core)
  *   P.resp.<responseStream>.<instance>    replies on a named response stream (JetStream stream P_resp)
+ *   P.admin.runs                          `sagaway admin runs`: every runner process answers with its runs in flight
+ *   $KV.P_status_<runner>.*               outcomes of a runner without a journal (KV bucket P_status_<runner>)
  */
 
 const SIMPLE = /^[A-Za-z0-9_-]{1,64}$/;
@@ -24,12 +26,15 @@ export class Names {
   readonly responsesStream: string;
   readonly adv: string;
   readonly advQuery: string;
+  /** `sagaway admin runs` asks here; every runner process answers */
+  readonly adminRuns: string;
 
   constructor(readonly prefix: string) {
     this.eventsStream = `${prefix}_events`;
     this.responsesStream = `${prefix}_resp`;
     this.adv = `${prefix}.adv`;
     this.advQuery = `${prefix}.adv.query`;
+    this.adminRuns = `${prefix}.admin.runs`;
   }
 
   /** subject (and queue group) on which a runner's replicas serve saga requests */

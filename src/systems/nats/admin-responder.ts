@@ -1,0 +1,54 @@
+import type { Subscription } from '@nats-io/transport-node';
+import type { RunnerEndpoint } from '../system.js';
+import type { NatsSystem } from '../nats.js';
+
+/**
+ * The runner process's side of `sagaway admin runs`: on `P.admin.runs` (core NATS, not stored)
+ * every runner process answers with the gateway runs it has in flight, from memory. Nothing is
+ * written per run for this; a process that is gone has nothing in flight (its journaled runs are
+ * resumed by a survivor, its other runs show LOST at /api/status). Only ids, saga ids and start
+ * times are sent: never an input, a payload or a principal.
+ */
+
+/** Runs listed per runner per process at most (the answer stays far below NATS' max payload). */
+export const MAX_LISTED_RUNS = 500;
+
+/** One process's answer. */
+export interface RunsAnswer {
+  v: 1;
+  instance: string;
+  runners: {
+    runner: string;
+    deployment: string;
+    /** runs in flight (may be more than listed) */
+    count: number;
+    runs: { requestId: string; saga: string; startedAt: number }[];
+  }[];
+}
+
+/** Answer `sagaway admin runs` for the runners of this process, after every (re)connection. */
+export function answerRunQueries(
+  system: NatsSystem,
+  endpoints: readonly RunnerEndpoint[],
+  instance: string,
+): { stop(): void } {
+  let sub: Subscription | undefined;
+  system.whenConnected(async () => {
+    if (sub || !system.nc) return;
+    sub = system.nc.subscribe(system.names.adminRuns, {
+      callback: (err, msg) => {
+        if (err || !msg.reply) return;
+        const answer: RunsAnswer = {
+          v: 1,
+          instance,
+          runners: endpoints.map((e) => {
+            const { count, runs } = e.inFlightRuns?.(MAX_LISTED_RUNS) ?? { count: 0, runs: [] };
+            return { runner: e.name, deployment: e.deployment, count, runs };
+          }),
+        };
+        msg.respond(JSON.stringify(answer));
+      },
+    });
+  });
+  return { stop: () => sub?.unsubscribe() };
+}

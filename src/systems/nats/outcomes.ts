@@ -1,0 +1,250 @@
+import type { KV } from '@nats-io/kv';
+import { SagawayError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import type { SagaResult } from '../../core/types.js';
+import type { NatsSystem } from '../nats.js';
+import {
+  bucketName,
+  correlationKey,
+  decodeIndex,
+  decodeOutcome,
+  encodeIndex,
+  encodeOutcome,
+  outcomeKey,
+  statusOfOutcome,
+  type OutcomeStatus,
+  type OutcomeValue,
+} from './outcome-value.js';
+
+/**
+ * Outcomes without a journal (issue 13 part 1, docs/distributed.md): in distributed mode a runner
+ * without a journal keeps each gateway run's status in a JetStream key-value bucket of its own,
+ * `<prefix>_status_<runner>`, for `runners.R.statusTtl`, and gateways read it for /api/status.
+ *
+ * - nats-server 2.9 has no per-key TTL (that is 2.11's `allow_msg_ttl`): the bucket's `max_age`
+ *   is the TTL. A run's key is written twice (RUNNING, then DONE), history 1, so max_age counts
+ *   from the last write. Changing statusTtl updates the bucket's max_age at the next start.
+ * - Writes never hold up the response: the put is handed to the connection (nats.js writes it
+ *   into the socket buffer synchronously) and its acknowledgement is not awaited. Because the
+ *   DONE value is put before the runner answers the gateway, on the same connection, a reply
+ *   that reached the gateway means the value reached the server first (one TCP stream, read in
+ *   order): an acknowledged run's outcome is not lost when the runner dies right after.
+ * - Bounded: values are capped at `runners.R.statusMaxSize` (outcome-value.ts encodeOutcome) and
+ *   the bucket's max_msg_size; at most MAX_UNACKED puts wait for their acknowledgement, beyond
+ *   that a write is skipped and counted (a broker that cannot keep up never grows our memory).
+ */
+
+/** `runners.R.statusTtl` when not set (settings made by code; compile fills it). */
+export const DEFAULT_STATUS_TTL_MS = 24 * 3600_000;
+/** `runners.R.statusMaxSize` when not set. */
+export const DEFAULT_STATUS_MAX_BYTES = 64 * 1024;
+
+/** Puts awaiting their acknowledgement, per runner, before new ones are skipped. */
+const MAX_UNACKED = 10_000;
+/** Room for the KV headers over the value cap, in the bucket's max_msg_size. */
+const HEADER_ROOM = 1024;
+/** How often a skipped or failed write is logged at most. */
+const LOG_EVERY_MS = 10_000;
+
+/** What a recorder needs to know about its runner. */
+export interface RecordedRunner {
+  name: string;
+  deployment: string;
+  statusTtlMs: number;
+  statusMaxBytes: number;
+}
+
+/** A run being recorded. */
+export interface OutcomeHandle {
+  readonly key: string;
+  readonly base: OutcomeValue;
+}
+
+/** The writing side, in the runner process: one per runner without a journal. */
+export class OutcomeRecorder {
+  private kv: KV | undefined;
+  private unacked = 0;
+  /** writes skipped (no bucket yet, broker away, too many unacknowledged) or failed */
+  lost = 0;
+  private lastLog = 0;
+  private readonly bucket: string;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly system: NatsSystem,
+    private readonly runner: RecordedRunner,
+    private readonly instance: string,
+    log: Logger,
+  ) {
+    this.bucket = bucketName(system.names, runner.name);
+    this.log = log.child({ bucket: this.bucket });
+    system.whenConnected(() => this.open());
+  }
+
+  /**
+   * Create the bucket, or bring an existing one to the configured TTL and size cap; again after
+   * every reconnection (a broker restarted without its storage has forgotten it).
+   */
+  private async open(): Promise<void> {
+    const { Kvm } = await import('@nats-io/kv');
+    const { nanos } = await import('@nats-io/transport-node');
+    const maxMsg = this.runner.statusMaxBytes + HEADER_ROOM;
+    const kv = await new Kvm(this.system.js!).create(this.bucket, {
+      history: 1,
+      ttl: this.runner.statusTtlMs,
+      maxValueSize: maxMsg,
+      description: `sagaway: outcomes of runner ${this.runner.name} for /api/status`,
+    });
+    const jsm = this.system.manager!;
+    const stream = `KV_${this.bucket}`;
+    const info = await jsm.streams.info(stream);
+    const maxAge = nanos(this.runner.statusTtlMs);
+    if (info.config.max_age !== maxAge || info.config.max_msg_size !== maxMsg) {
+      await jsm.streams.update(stream, { ...info.config, max_age: maxAge, max_msg_size: maxMsg });
+    }
+    this.kv = kv;
+  }
+
+  /** Whether the bucket is open (writes are accepted). */
+  get ready(): boolean {
+    return this.kv !== undefined;
+  }
+
+  /** Record that a run started (RUNNING), and index the caller's correlation id (first run wins). */
+  begin(scope: string, requestId: string, correlationId: string | undefined): OutcomeHandle {
+    const now = Date.now();
+    const base: OutcomeValue = {
+      v: 1,
+      requestId,
+      ...(correlationId !== undefined ? { correlationId } : {}),
+      runner: this.runner.name,
+      deployment: this.runner.deployment,
+      owner: this.instance,
+      status: 'RUNNING',
+      startedAt: now,
+      updatedAt: now,
+    };
+    const handle = { key: outcomeKey(scope, requestId), base };
+    this.put(handle.key, encodeOutcome(base, this.runner.statusMaxBytes), false);
+    if (correlationId !== undefined) {
+      const index = encodeIndex(requestId);
+      this.put(correlationKey(scope, correlationId), index, true);
+    }
+    return handle;
+  }
+
+  /** Record the outcome (DONE). Call before the result is sent back (see the ordering note above). */
+  end(handle: OutcomeHandle, result: SagaResult): void {
+    const value: OutcomeValue = {
+      ...handle.base,
+      status: 'DONE',
+      outcome: result.outcome,
+      http: result.http,
+      ...(result.response !== undefined ? { response: result.response } : {}),
+      ...(result.error ? { error: result.error } : {}),
+      updatedAt: Date.now(),
+    };
+    this.put(handle.key, encodeOutcome(value, this.runner.statusMaxBytes), false);
+  }
+
+  /** Hand a put to the connection now; its acknowledgement is only counted. */
+  private put(key: string, value: Uint8Array, create: boolean): void {
+    const kv = this.kv;
+    if (!kv || !this.system.isConnected || this.unacked >= MAX_UNACKED) {
+      this.failed('outcome not kept: the status bucket is not reachable or too far behind');
+      return;
+    }
+    this.unacked++;
+    const acked = create ? kv.create(key, value) : kv.put(key, value);
+    acked.then(
+      () => this.unacked--,
+      (err: unknown) => {
+        this.unacked--;
+        // A correlation id that an earlier run of the caller already has keeps pointing there.
+        if (create && /wrong last sequence/i.test(String((err as Error)?.message))) return;
+        this.failed('outcome not kept', err);
+      },
+    );
+  }
+
+  private failed(message: string, err?: unknown): void {
+    this.lost++;
+    const now = Date.now();
+    if (now - this.lastLog < LOG_EVERY_MS) return;
+    this.lastLog = now;
+    this.log.warn({ lost: this.lost, ...(err ? { err: (err as Error).message } : {}) }, message);
+  }
+}
+
+/** The reading side, in the gateway: the buckets of the runners without a journal. */
+export class OutcomeReader {
+  private readonly buckets = new Map<string, Promise<KV>>();
+  private connectedAt = Number.POSITIVE_INFINITY;
+
+  /**
+   * `runners`: the runners whose outcomes are kept in buckets; `isLive(instance)`: whether a
+   * process still advertises itself (a RUNNING value of a gone process is shown as LOST).
+   */
+  constructor(
+    private readonly system: NatsSystem,
+    private readonly runners: readonly string[],
+    private readonly isLive: (instance: string) => boolean,
+  ) {
+    system.whenConnected(async () => {
+      this.connectedAt = Math.min(this.connectedAt, Date.now());
+    });
+  }
+
+  /** The status of run `id` (a run id, else a correlation id) for the caller `scope`; 503 when the broker is away. */
+  async lookup(scope: string, id: string): Promise<OutcomeStatus | undefined> {
+    if (this.runners.length === 0) return undefined;
+    if (!this.system.isConnected) {
+      throw new SagawayError('RUNNER_UNAVAILABLE', `the broker of system "${this.system.name}" is not reachable`);
+    }
+    const run = await this.first(outcomeKey(scope, id), decodeOutcome);
+    if (run) return this.view(run);
+    const index = await this.first(correlationKey(scope, id), decodeIndex);
+    if (!index) return undefined;
+    const byCorrelation = await this.first(outcomeKey(scope, index.requestId), decodeOutcome);
+    return byCorrelation && this.view(byCorrelation);
+  }
+
+  private view(v: OutcomeValue): OutcomeStatus {
+    // Liveness is known once advertisements had time to arrive (runners answer a query at once).
+    const knows = Date.now() - this.connectedAt > 1000;
+    return statusOfOutcome(v, knows && v.status === 'RUNNING' && !this.isLive(v.owner));
+  }
+
+  /** The value under `key` in the first bucket that has one. */
+  private async first<T>(key: string, decode: (data: Uint8Array) => T | undefined): Promise<T | undefined> {
+    const found = await Promise.all(this.runners.map((r) => this.get(r, key, decode)));
+    return found.find((v) => v !== undefined);
+  }
+
+  private async get<T>(
+    runner: string,
+    key: string,
+    decode: (data: Uint8Array) => T | undefined,
+  ): Promise<T | undefined> {
+    try {
+      const entry = await (await this.bucket(runner)).get(key);
+      return entry && entry.operation === 'PUT' ? decode(entry.value) : undefined;
+    } catch (err) {
+      // No run of this runner was ever recorded on this broker: no bucket, nothing to find.
+      if (/stream not found|no responders/i.test(String((err as Error)?.message))) return undefined;
+      throw new SagawayError('RUNNER_UNAVAILABLE', 'the status bucket could not be read', { cause: err });
+    }
+  }
+
+  private bucket(runner: string): Promise<KV> {
+    let kv = this.buckets.get(runner);
+    if (!kv) {
+      kv = import('@nats-io/kv').then(({ Kvm }) =>
+        new Kvm(this.system.js!).open(bucketName(this.system.names, runner), { allow_direct: true }),
+      );
+      kv.catch(() => this.buckets.delete(runner));
+      this.buckets.set(runner, kv);
+    }
+    return kv;
+  }
+}
