@@ -13,6 +13,7 @@ import type { EventMessage, EventReply } from '../core/messages.js';
 import type { System } from './system.js';
 import { ConnectionLostError, type NatsErrorTypes } from './nats/errors.js';
 import { runOverNats, unavailable } from './nats/run-client.js';
+import { RunMux } from './nats/run-mux.js';
 import { ensureStreams } from './nats/streams.js';
 
 /** Fallback when the server does not say (NATS' own default). */
@@ -55,6 +56,8 @@ export class NatsSystem implements System {
   private connecting: Promise<void> | undefined;
   /** gateway requests waiting for a runner: failed at once when the connection drops */
   private readonly inFlightRuns = new Set<(reason: Error) => void>();
+  /** gateway -> runner requests: one reply subscription for all of them (nats/run-mux.ts) */
+  private runMux: RunMux | undefined;
   /** the client library's error classes, once it is loaded (errors are classified by type) */
   private errorTypes: NatsErrorTypes | undefined;
   private readonly log: Logger;
@@ -92,7 +95,9 @@ export class NatsSystem implements System {
   }
 
   private async connectLoop(): Promise<void> {
-    const { connect, RequestError, TimeoutError, NoRespondersError } = await import('@nats-io/transport-node');
+    const { connect, createInbox, RequestError, TimeoutError, NoRespondersError } = await import(
+      '@nats-io/transport-node'
+    );
     this.errorTypes = { RequestError, TimeoutError, NoRespondersError };
     const { jetstream, jetstreamManager } = await import('@nats-io/jetstream');
     const s = this.options.settings;
@@ -130,6 +135,7 @@ export class NatsSystem implements System {
       return;
     }
     this.nc = nc;
+    this.runMux = new RunMux(nc, createInbox());
     this.js = jetstream(nc);
     this.jsm = await jetstreamManager(nc, { checkAPI: false });
     this.watchStatus(nc);
@@ -209,12 +215,12 @@ export class NatsSystem implements System {
 
   /** Gateway -> runner: run a saga on any live replica of `runner`. Never rejects (nats/run-client.ts). */
   run(runner: string, req: SagaRequest): Promise<SagaResult> {
-    const nc = this.nc;
-    if (!nc || !this.connected)
+    const mux = this.runMux;
+    if (!mux || !this.connected)
       return Promise.resolve(unavailable(`the broker of system "${this.name}" is not reachable`));
     return runOverNats(
       {
-        nc,
+        mux,
         names: this.names,
         maxPayload: this.maxPayload,
         runGraceMs: this.options.settings.runGraceMs,
@@ -389,6 +395,8 @@ export class NatsSystem implements System {
     this.closed = true;
     this.connected = false;
     for (const s of this.subs) s.unsubscribe();
+    this.runMux?.close();
+    this.runMux = undefined;
     const nc = this.nc;
     this.nc = undefined;
     if (nc) await nc.drain().catch(() => nc.close());
