@@ -3,7 +3,7 @@ import { SagawayError, toErrorInfo } from '../../core/errors.js';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
 import { classifyRequestError, type NatsErrorTypes } from './errors.js';
 import type { Names } from './names.js';
-import type { RunMux } from './run-mux.js';
+import type { RequestMux } from './request-mux.js';
 import { decode, encode, failResult, runWire } from './wire.js';
 
 /**
@@ -14,8 +14,8 @@ import { decode, encode, failResult, runWire } from './wire.js';
 
 /** What a request needs from the connection. */
 export interface RunConnection {
-  /** the connection's one reply subscription (run-mux.ts) */
-  mux: RunMux;
+  /** the connection's one reply subscription (request-mux.ts) */
+  mux: RequestMux;
   names: Names;
   maxPayload: number;
   /** how long past the saga's deadline to wait for the runner's answer */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { NATS, natsUnavailableReason, skipOrFail } from '../../../test/nats-available.js';
 import { classifyRequestError } from './errors.js';
-import { RunMux, RunRequestFailure } from './run-mux.js';
+import { jetstreamPublish, MuxRequestError, RequestMux } from './request-mux.js';
 
 /** Gateway -> runner requests over one reply subscription, on the real NATS server. */
 
@@ -26,7 +26,7 @@ test(
         },
       });
       const before = nc.stats();
-      const mux = new RunMux(nc, createInbox());
+      const mux = new RequestMux(nc, createInbox());
       const answers = await Promise.all(
         Array.from({ length: 40 }, (_, i) => mux.request(subject, Buffer.from(String(i)), 2000)),
       );
@@ -43,13 +43,13 @@ test(
       assert.ok(nc.stats().outMsgs - before.outMsgs >= 40);
 
       const none = await mux.request(`${subject}.nobody`, Buffer.from('x'), 2000).catch((e: unknown) => e);
-      assert.ok(none instanceof RunRequestFailure && none.kind === 'no-responders');
+      assert.ok(none instanceof MuxRequestError && none.kind === 'no-responders');
       assert.equal(classifyRequestError(none, undefined), 'no-responders');
 
       const silent = nc.subscribe(`${subject}.silent`, { callback: () => undefined });
       const t0 = Date.now();
       const late = await mux.request(`${subject}.silent`, Buffer.from('x'), 150).catch((e: unknown) => e);
-      assert.ok(late instanceof RunRequestFailure && late.kind === 'timeout');
+      assert.ok(late instanceof MuxRequestError && late.kind === 'timeout');
       assert.ok(Date.now() - t0 >= 140, 'waited for its timeout');
       assert.equal(classifyRequestError(late, undefined), 'timeout');
       assert.equal(mux.size, 0);
@@ -57,6 +57,38 @@ test(
       sub.unsubscribe();
       mux.close();
     } finally {
+      await nc.close();
+    }
+  },
+);
+
+test(
+  'jetstreamPublish: stored messages answer their sequence; a subject no stream captures is refused',
+  {
+    skip: natsDown ? skipOrFail(natsDown) : false,
+  },
+  async () => {
+    const { connect, createInbox } = await import('@nats-io/transport-node');
+    const { jetstreamManager } = await import('@nats-io/jetstream');
+    const nc = await connect({ servers: NATS });
+    const jsm = await jetstreamManager(nc);
+    const name = `muxtest_${process.pid}_${Date.now().toString(36)}`;
+    try {
+      await jsm.streams.add({ name, subjects: [`${name}.>`] });
+      const mux = new RequestMux(nc, createInbox());
+      const seqs = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => jetstreamPublish(mux, `${name}.a`, Buffer.from(String(i)), 2000)),
+      );
+      assert.deepEqual(
+        [...seqs].sort((a, b) => a - b),
+        Array.from({ length: 10 }, (_, i) => i + 1),
+      );
+      assert.equal((await jsm.streams.info(name)).state.messages, 10, 'stored');
+      const refused = await jetstreamPublish(mux, `${name}x.a`, Buffer.from('x'), 2000).catch((e: unknown) => e);
+      assert.ok(refused instanceof MuxRequestError && refused.kind === 'no-responders');
+      mux.close();
+    } finally {
+      await jsm.streams.delete(name).catch(() => undefined);
       await nc.close();
     }
   },
