@@ -2,10 +2,11 @@
 // Where the CPU of the two remote forms goes (bench/remote): each process of a pair under
 // `node --cpu-prof`, driven with GET /api/request/items/42, then each profile read by
 // bench/lib/cpuprofile.mjs: µs of CPU per request per process, by area, and the top functions.
-//   npm run build && node bench/profile-remote.mjs [--form direct|edge] [--seconds 8]
+//   npm run build && node bench/profile-remote.mjs [--form direct|edge|journal] [--seconds 8]
 //                                                  [--connections 50] [--top 15] [--pin]
 // direct: `sagaway gateway` -> core NATS -> `sagaway runner` (bench/remote/direct.yaml)
 // edge:   `sagaway start` (gateway + orchestrator) -> JetStream -> `sagaway runner` (edge/store.yaml)
+// journal: edge with the orchestrator's journal in PostgreSQL (edge-journal.yaml; the table is left behind)
 // --pin: the two servers on CPU 0, autocannon on CPU 1 (the machine has 2 cores).
 /* global fetch */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -34,7 +35,7 @@ const top = Number(values.top);
 const log = (line) => process.stderr.write(`${line}\n`);
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 const prefix = `sgwprof${Date.now().toString(36)}`;
-const env = { BENCH_PREFIX: prefix, NATS_URL: 'nats://127.0.0.1:4222' };
+const env = { BENCH_PREFIX: prefix, NATS_URL: 'nats://127.0.0.1:4222', BENCH_JOURNAL_TABLE: `${prefix}_journal` };
 
 const dirs = { a: mkdtempSync(join(tmpdir(), 'sgw-prof-a-')), b: mkdtempSync(join(tmpdir(), 'sgw-prof-b-')) };
 const prof = (d) => ['--cpu-prof', '--cpu-prof-dir', d];
@@ -56,7 +57,8 @@ if (values.form === 'direct') {
       nodeArgs: prof(dirs.b),
     }),
   ]);
-  front = await sagawayStart('bench/remote/edge.yaml', { env, nodeArgs: prof(dirs.a) });
+  const config = values.form === 'journal' ? 'bench/remote/edge-journal.yaml' : 'bench/remote/edge.yaml';
+  front = await sagawayStart(config, { env, nodeArgs: prof(dirs.a) });
   procs.push(['start (gateway + orchestrator)', front]);
 }
 const url = `${front.base}/api/request/items/42`;

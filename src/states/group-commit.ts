@@ -44,7 +44,8 @@ const wrapped = new WeakMap<State, GroupCommitState>();
 
 /** A state whose writes are group-committed (one wrapper per state, shared by its users). */
 export function groupCommit(state: State): State {
-  if (state instanceof GroupCommitState || !state.writeBatch) return state;
+  // a memory write costs no round trip: nothing to gain
+  if (state instanceof GroupCommitState || !state.writeBatch || state.kind === 'memory') return state;
   let g = wrapped.get(state);
   if (!g) {
     g = new GroupCommitState(state);
