@@ -33,6 +33,11 @@ import type {
 
 /** Most writes in one transaction. */
 export const MAX_BATCH = 256;
+/**
+ * Transactions in flight at once: a second one is filled and sent while the first commits, so
+ * that the database's commit (its WAL flush) of one overlaps the execution of the next.
+ */
+export const MAX_IN_FLIGHT = Number(process.env['SAGAWAY_GC_INFLIGHT'] ?? 2);
 
 interface Pending {
   write: BatchWrite;
@@ -59,7 +64,8 @@ export class GroupCommitState implements State {
   readonly alias: string;
   readonly kind: State['kind'];
   private queue: Pending[] = [];
-  private busy = false;
+  private inFlight = 0;
+  private scheduled = false;
   private idle: (() => void)[] = [];
   /** transactions committed and writes they held (tests and metrics read them) */
   readonly stats = { batches: 0, writes: 0 };
@@ -115,7 +121,7 @@ export class GroupCommitState implements State {
 
   /** Resolves once every write made so far has been answered. */
   drained(): Promise<void> {
-    if (!this.busy && this.queue.length === 0) return Promise.resolve();
+    if (this.inFlight === 0 && this.queue.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));
   }
 
@@ -136,10 +142,7 @@ export class GroupCommitState implements State {
     };
     return new Promise<StateRecord>((resolve, reject) => {
       this.queue.push({ write, resolve, reject });
-      if (!this.busy) {
-        this.busy = true;
-        setImmediate(() => void this.flush());
-      }
+      this.schedule();
     });
   }
 
@@ -148,9 +151,24 @@ export class GroupCommitState implements State {
     return this.state[w.op](w.id, w.data, options);
   }
 
-  /** Commit the queued writes, one batch at a time, until the queue is empty. */
+  /**
+   * Send a batch on the next tick (so that every write of this turn is in it), unless one is
+   * already due or MAX_IN_FLIGHT transactions are committing (then their end sends the next).
+   */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT || this.queue.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  /** Commit one batch of the queued writes. */
   private async flush(): Promise<void> {
     const batch = this.take();
+    if (batch.length === 0) return;
+    this.inFlight++;
     try {
       const outcomes = await (this.state.writeBatch as NonNullable<State['writeBatch']>).call(
         this.state,
@@ -175,13 +193,10 @@ export class GroupCommitState implements State {
         );
       }
     }
-    if (this.queue.length > 0) {
-      // the next tick: the runs just answered may add their next writes to this batch
-      setImmediate(() => void this.flush());
-      return;
-    }
-    this.busy = false;
-    for (const done of this.idle.splice(0)) done();
+    this.inFlight--;
+    // the next batch on the next tick: the runs just answered may add their next writes to it
+    this.schedule();
+    if (this.inFlight === 0 && this.queue.length === 0) for (const done of this.idle.splice(0)) done();
   }
 
   /** The next batch: queued writes in order, each id once, at most MAX_BATCH. */
