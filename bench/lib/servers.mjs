@@ -30,10 +30,13 @@ export async function sagawayStart(config, { env, nofile, nodeArgs = [] } = {}) 
   return { ...svc, port, base: `http://127.0.0.1:${port}` };
 }
 
-/** A `sagaway gateway` or `sagaway runner` process of a distributed deployment, logs off. */
-export async function sagawayProcess(args, { env, probe } = {}) {
+/**
+ * A `sagaway gateway` or `sagaway runner` process of a distributed deployment, logs off.
+ * nodeArgs go before the CLI (e.g. `--cpu-prof`).
+ */
+export async function sagawayProcess(args, { env, probe, nodeArgs = [] } = {}) {
   const port = await freePort();
-  const svc = await startService(`sagaway ${args[0]}`, serverNode(), [CLI, ...args, '--port', String(port)], {
+  const svc = await startService(`sagaway ${args[0]}`, serverNode(), [...nodeArgs, CLI, ...args, '--port', String(port)], {
     env,
     probe: probe ?? `http://127.0.0.1:${port}/healthz`,
   });

@@ -4,6 +4,9 @@
 //                              `sagaway runner --runner store` (edge.yaml, store.yaml)
 //   sagaway, gateway -> runner `sagaway gateway` -> core NATS request/reply -> `sagaway runner`
 //                              running the saga with a local step (direct.yaml)
+//   sagaway, journal on        the JetStream event form with runner api journaled in PostgreSQL
+//                              127.0.0.1:5432/test (edge-journal.yaml), against the same form
+//                              without the journal, in the same interleaved rounds
 //   Moleculer 0.14             moleculer-web node -> NATS transporter -> items node
 //   BullMQ                     fastify + FlowProducer (parent + child job) -> Redis -> workers
 //   Restate 1.x                ingress -> restate-server -> HTTP/2 -> service, step in ctx.run
@@ -19,6 +22,7 @@ import { sleep, track } from '../lib/proc.mjs';
 import { peerScript, ROOT, sagawayProcess, sagawayStart } from '../lib/servers.mjs';
 
 const NATS_URL = 'nats://127.0.0.1:4222';
+const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = 'redis://127.0.0.1:6379';
 
 const reachable = (port) =>
@@ -48,6 +52,18 @@ async function dropStreams(prefix) {
     for (const name of [`${prefix}_events`, `${prefix}_resp`]) await jsm.streams.delete(name).catch(() => undefined);
   } finally {
     await nc.close();
+  }
+}
+
+/** Removes the journal table of a run (best effort). */
+async function dropTable(table) {
+  const pg = (await import('pg')).default;
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  try {
+    await c.query(`drop table if exists "${table}", "${table}_idem"`);
+  } finally {
+    await c.end();
   }
 }
 
@@ -85,11 +101,23 @@ export async function remote(opts) {
   const prefix = `sgwbench${Date.now().toString(36)}`;
   const natsUp = await reachable(4222);
   const redisUp = await reachable(6379);
+  const pgUp = await reachable(5432);
+  const journalTable = `${prefix}_journal`;
+  if (!pgUp) notes.push('remote step: PostgreSQL is not running on 127.0.0.1:5432; the journal not measured');
   if (!natsUp) notes.push('remote step: NATS is not running on 127.0.0.1:4222; sagaway and Moleculer not measured');
   if (!redisUp) notes.push('remote step: Redis is not running on 127.0.0.1:6379; BullMQ not measured');
   const servers = [];
   const targets = [];
-  const env = { BENCH_PREFIX: prefix, NATS_URL, NATS: NATS_URL, NAMESPACE: prefix, REDIS_URL, QUEUE_PREFIX: prefix };
+  const env = {
+    BENCH_PREFIX: prefix,
+    NATS_URL,
+    NATS: NATS_URL,
+    NAMESPACE: prefix,
+    REDIS_URL,
+    QUEUE_PREFIX: prefix,
+    BENCH_PG_URL: PG_URL,
+    BENCH_JOURNAL_TABLE: journalTable,
+  };
   try {
     // Each group is two processes; a group that fails to start is left out with a note.
     const group = async (name, start) => {
@@ -114,6 +142,18 @@ export async function remote(opts) {
           pids: [edge.pid, store.pid],
           url: `${edge.base}/api/request/items/42`,
         });
+        if (pgUp) {
+          await group('sagaway (JetStream event, journal on)', async () => {
+            const journaled = await sagawayStart('bench/remote/edge-journal.yaml', { env });
+            servers.push(journaled);
+            await until200(`${journaled.base}/api/request/items/42`);
+            targets.push({
+              name: 'sagaway (JetStream event, journal on)',
+              pids: [journaled.pid, store.pid],
+              url: `${journaled.base}/api/request/items/42`,
+            });
+          });
+        }
       });
       await group('sagaway (gateway → runner)', async () => {
         const runner = await sagawayProcess(
@@ -174,7 +214,23 @@ export async function remote(opts) {
     };
     // CPU per request counts the processes of each side: sagaway's two, Moleculer's two nodes,
     // BullMQ's API and worker, Restate's server and service; not the NATS or Redis servers.
-    row('sagaway (JetStream event)', 'Moleculer over NATS', 1);
+    // The journal's cost: the same form with and without it, in the same rounds (issue 13: ≥ 0.7×).
+    const on = 'sagaway (JetStream event, journal on)';
+    const off = 'sagaway (JetStream event)';
+    if (r[on] && r[off]) {
+      rows.push({
+        workload: 'one remote step, sagaway JetStream event, journal on (PostgreSQL)',
+        metric: 'req/s',
+        sagaway: r[on].rps,
+        peer: 'the same, journal off',
+        peerValue: r[off].rps,
+        ratio: r[on].rps / r[off].rps,
+        target: 0.7,
+        detail: `CPU/req ${r[on].cpuUs.toFixed(0)} vs ${r[off].cpuUs.toFixed(0)} µs (sagaway processes only; PostgreSQL's own CPU not counted); p99 ${r[on].p99} vs ${r[off].p99} ms`,
+      });
+    }
+    row(on, 'Moleculer over NATS', 0.6);
+    row('sagaway (JetStream event)', 'Moleculer over NATS', 0.6);
     row('sagaway (JetStream event)', 'BullMQ flow', 2);
     row('sagaway (JetStream event)', 'Restate 1.x', undefined);
     row('sagaway (gateway → runner)', 'Moleculer over NATS', 1);
@@ -184,5 +240,6 @@ export async function remote(opts) {
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
     if (natsUp) await dropStreams(prefix).catch(() => undefined);
+    if (pgUp) await dropTable(journalTable).catch(() => undefined);
   }
 }

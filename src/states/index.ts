@@ -3,7 +3,17 @@ import type { Logger } from '../core/logger.js';
 import type { StateSettings } from '../config/settings.js';
 import { MemoryState } from './memory.js';
 import { seedState } from './seed.js';
-import type { ListOptions, ListPage, QueryResult, State, StateKind, StateRecord, WriteOptions } from './state.js';
+import type {
+  BatchOutcome,
+  BatchWrite,
+  ListOptions,
+  ListPage,
+  QueryResult,
+  State,
+  StateKind,
+  StateRecord,
+  WriteOptions,
+} from './state.js';
 
 /**
  * Make the state a configuration describes. The SQLite and PostgreSQL adapters (and their
@@ -113,6 +123,15 @@ class ConfiguredState implements State {
   }
   async delete(id: string, options?: WriteOptions): Promise<void> {
     return (this.inner ?? (await this.ready())).delete(id, options);
+  }
+  /**
+   * Group commit through the adapter (states/group-commit.ts). Only SQL adapters have it; a
+   * memory state is never wrapped for group commit, so this is not reached for one.
+   */
+  async writeBatch(writes: readonly BatchWrite[]): Promise<BatchOutcome[]> {
+    const inner = this.inner ?? (await this.ready());
+    if (!inner.writeBatch) throw new SagawayError('INTERNAL', `state "${this.alias}" has no batched writes`);
+    return inner.writeBatch(writes);
   }
   async query(name: string, bindings: Record<string, unknown>): Promise<QueryResult> {
     return (this.inner ?? (await this.ready())).query(name, bindings);

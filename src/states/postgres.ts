@@ -7,7 +7,17 @@ import { decodeCursor, nextOf } from './cursor.js';
 import { DEFAULT_MAX_PAGE_BYTES, normalizeList, type FilterValue } from './list-options.js';
 import { bindValues, compileNamedQuery, type CompiledQuery } from './named-params.js';
 import { listClauses, trimPage, withPageBudget, type SqlDialect } from './sql-list.js';
-import type { ListOptions, ListPage, QueryResult, State, StateRecord, WriteOptions } from './state.js';
+import type {
+  BatchOutcome,
+  BatchWrite,
+  ListOptions,
+  ListPage,
+  QueryResult,
+  State,
+  StateRecord,
+  WriteOptions,
+} from './state.js';
+import { postgresBatch } from './postgres-batch.js';
 import { checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
 import { appliedElsewhere, idempotencyLimits, type IdempotencyLimits } from './idempotency.js';
 import { WriteMethods } from './write-methods.js';
@@ -254,6 +264,11 @@ export class PostgresState extends WriteMethods implements State {
       rows = rows.slice(0, MAX_QUERY_ROWS);
     }
     return { list: rows };
+  }
+
+  /** Group commit: the whole batch in one statement, one transaction (postgres-batch.ts). */
+  writeBatch(writes: readonly BatchWrite[]): Promise<BatchOutcome[]> {
+    return postgresBatch(this.t, writes, (sql, params) => this.run(sql, params));
   }
 
   async ping(): Promise<void> {

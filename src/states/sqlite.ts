@@ -7,7 +7,16 @@ import { decodeCursor, nextOf } from './cursor.js';
 import { DEFAULT_MAX_PAGE_BYTES, normalizeList, type FilterValue } from './list-options.js';
 import { bindValues, compileNamedQuery, type CompiledQuery } from './named-params.js';
 import { listClauses, trimPage, withPageBudget, type SqlDialect } from './sql-list.js';
-import type { ListOptions, ListPage, QueryResult, State, StateRecord, WriteOptions } from './state.js';
+import type {
+  BatchOutcome,
+  BatchWrite,
+  ListOptions,
+  ListPage,
+  QueryResult,
+  State,
+  StateRecord,
+  WriteOptions,
+} from './state.js';
 import { checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
 import { appliedElsewhere, dataHash, idempotencyLimits, type IdempotencyLimits } from './idempotency.js';
 import { WriteMethods } from './write-methods.js';
@@ -69,6 +78,7 @@ export class SqliteState extends WriteMethods implements State {
   private readonly compiled = new Map<string, CompiledQuery>();
   private txWrite:
     ((op: WriteOp, id: string, data: string | undefined, o: WriteOptions | undefined) => StateRecord) | undefined;
+  private txBatch: ((writes: readonly BatchWrite[]) => BatchOutcome[]) | undefined;
   private writesSincePrune = 0;
   private readonly idemLimits: IdempotencyLimits;
   private readonly maxPageBytes: number;
@@ -114,6 +124,7 @@ export class SqliteState extends WriteMethods implements State {
     this.txWrite = db.immediate((op: WriteOp, id: string, data: string | undefined, o: WriteOptions | undefined) =>
       this.writeInTx(op, id, data, o),
     );
+    this.txBatch = db.immediate((writes: readonly BatchWrite[]) => writes.map((w) => this.batchedWrite(w)));
     this.prune();
   }
 
@@ -235,6 +246,32 @@ export class SqliteState extends WriteMethods implements State {
       }
     }
     return result;
+  }
+
+  /**
+   * Group commit (states/group-commit.ts): the writes in one IMMEDIATE transaction, one commit.
+   * A write that breaks a rule throws before it changes anything (writeInTx checks first, and a
+   * create without a key is one statement), so catching it here leaves the others to commit.
+   */
+  async writeBatch(writes: readonly BatchWrite[]): Promise<BatchOutcome[]> {
+    this.handle();
+    try {
+      return (this.txBatch as NonNullable<typeof this.txBatch>)(writes);
+    } catch (err) {
+      throw new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}": write failed`, { cause: err });
+    }
+  }
+
+  private batchedWrite(w: BatchWrite): BatchOutcome {
+    try {
+      checkId(w.id);
+      const o = w.expectedVersion !== undefined ? { expectedVersion: w.expectedVersion } : undefined;
+      return { ok: true, record: this.writeInTx(w.op, w.id, dataJson(w.data), o) };
+    } catch (err) {
+      if (err instanceof SagawayError) return { ok: false, error: err };
+      // not a rule of the contract (the database failed): the transaction fails as a whole
+      throw err;
+    }
   }
 
   /** Runs inside an IMMEDIATE transaction: nothing else writes between the read and the write. */

@@ -52,6 +52,20 @@ export interface QueryResult {
   list: unknown[];
 }
 
+/** One write of a batch (State.writeBatch). */
+export interface BatchWrite {
+  op: 'create' | 'update' | 'set' | 'upsert';
+  id: string;
+  /** the data (create, set, upsert) or the patch (update) */
+  data: Record<string, unknown>;
+  expectedVersion?: number;
+  /** whether the caller needs the stored data back (else `data` of the result may be the input) */
+  wantData?: boolean;
+}
+
+/** The result of one write of a batch: its record, or the contract error it failed with. */
+export type BatchOutcome = { ok: true; record: StateRecord } | { ok: false; error: Error };
+
 export type StateKind = 'memory' | 'sqlite' | 'postgres';
 
 /** A store of records. Every method may throw SagawayError with the codes named. */
@@ -74,6 +88,14 @@ export interface State {
   delete(id: string, options?: WriteOptions): Promise<void>;
   /** run the named query with bound values; QUERY_NOT_FOUND */
   query(name: string, bindings: Record<string, unknown>): Promise<QueryResult>;
+  /**
+   * Optional: apply several writes in ONE transaction (group commit, states/group-commit.ts).
+   * Each write succeeds or fails on its own (a failed one changes nothing and does not undo the
+   * others); the promise resolves only once the transaction is committed. Writes must name
+   * distinct ids and carry no idempotency key. Rejects only when the transaction as a whole
+   * failed (then none of them was applied).
+   */
+  writeBatch?(writes: readonly BatchWrite[]): Promise<BatchOutcome[]>;
   /** throws STATE_UNAVAILABLE when the store cannot be reached (readiness) */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -52,6 +52,13 @@ export function mergePatch(base: Record<string, unknown>, patch: Record<string, 
   return out;
 }
 
+/** VALIDATION_FAILED unless an expected version is absent or a non-negative integer. */
+export function checkExpected(expected: number | undefined): void {
+  if (expected !== undefined && (!Number.isSafeInteger(expected) || expected < 0)) {
+    throw new SagawayError('VALIDATION_FAILED', 'the expected version must be a non-negative integer');
+  }
+}
+
 /** Decide a write. `data` is the new data (create/set/upsert) or the patch (update). */
 export function planWrite(
   op: WriteOp,
@@ -61,9 +68,7 @@ export function planWrite(
   options: WriteOptions | undefined,
 ): WritePlan {
   const expected = options?.expectedVersion;
-  if (expected !== undefined && (!Number.isSafeInteger(expected) || expected < 0)) {
-    throw new SagawayError('VALIDATION_FAILED', 'the expected version must be a non-negative integer');
-  }
+  checkExpected(expected);
   if (op === 'create') {
     if (current) throw new SagawayError('RECORD_EXISTS', 'record already exists');
     return { kind: 'insert', record: { id, version: 1, data: data ?? {} } };
@@ -81,7 +86,8 @@ export function planWrite(
   return { kind: 'update', record: { id, version: current.version + 1, data: next } };
 }
 
-function stale(expected: number, actual: number): SagawayError {
+/** The STALE_VERSION error of a write that expected `expected` and found `actual` (0: no record). */
+export function stale(expected: number, actual: number): SagawayError {
   // No id in the detail: it is the caller's text (issue 9, item 9).
   return new SagawayError(
     'STALE_VERSION',

@@ -13,6 +13,8 @@ import type { EventMessage, EventReply } from '../core/messages.js';
 import type { System } from './system.js';
 import { ConnectionLostError, type NatsErrorTypes } from './nats/errors.js';
 import { runOverNats, unavailable } from './nats/run-client.js';
+import { jetstreamPublish, RequestMux } from './nats/request-mux.js';
+import { coalesceWrites } from './nats/coalesce.js';
 import { ensureStreams } from './nats/streams.js';
 
 /** Fallback when the server does not say (NATS' own default). */
@@ -55,6 +57,8 @@ export class NatsSystem implements System {
   private connecting: Promise<void> | undefined;
   /** gateway requests waiting for a runner: failed at once when the connection drops */
   private readonly inFlightRuns = new Set<(reason: Error) => void>();
+  /** gateway -> runner requests: one reply subscription for all of them (nats/request-mux.ts) */
+  private requestMux: RequestMux | undefined;
   /** the client library's error classes, once it is loaded (errors are classified by type) */
   private errorTypes: NatsErrorTypes | undefined;
   private readonly log: Logger;
@@ -92,7 +96,8 @@ export class NatsSystem implements System {
   }
 
   private async connectLoop(): Promise<void> {
-    const { connect, RequestError, TimeoutError, NoRespondersError } = await import('@nats-io/transport-node');
+    const { connect, createInbox, RequestError, TimeoutError, NoRespondersError } =
+      await import('@nats-io/transport-node');
     this.errorTypes = { RequestError, TimeoutError, NoRespondersError };
     const { jetstream, jetstreamManager } = await import('@nats-io/jetstream');
     const s = this.options.settings;
@@ -130,6 +135,9 @@ export class NatsSystem implements System {
       return;
     }
     this.nc = nc;
+    if (process.env['SAGAWAY_NATS_COALESCE'] !== '0' && !coalesceWrites(nc))
+      this.log.debug('nats.js internals differ: writes not coalesced');
+    this.requestMux = new RequestMux(nc, createInbox());
     this.js = jetstream(nc);
     this.jsm = await jetstreamManager(nc, { checkAPI: false });
     this.watchStatus(nc);
@@ -209,12 +217,12 @@ export class NatsSystem implements System {
 
   /** Gateway -> runner: run a saga on any live replica of `runner`. Never rejects (nats/run-client.ts). */
   run(runner: string, req: SagaRequest): Promise<SagaResult> {
-    const nc = this.nc;
-    if (!nc || !this.connected)
+    const mux = this.requestMux;
+    if (!mux || !this.connected)
       return Promise.resolve(unavailable(`the broker of system "${this.name}" is not reachable`));
     return runOverNats(
       {
-        nc,
+        mux,
         names: this.names,
         maxPayload: this.maxPayload,
         runGraceMs: this.options.settings.runGraceMs,
@@ -316,10 +324,8 @@ export class NatsSystem implements System {
         try {
           // No message id: every publish of an event is meant to be delivered (a republish after a
           // reconnect is deliberate), so JetStream's de-duplication would only cost.
-          const ack = await this.js!.publish(this.names.event(p.stream, t.runner, t.deployment), p.messages.get(key)!, {
-            timeout: this.options.settings.publishTimeoutMs,
-          });
-          this.options.pending.published(this.name, ack.seq, p.eventId, key);
+          const seq = await this.storeMessage(this.names.event(p.stream, t.runner, t.deployment), p.messages.get(key)!);
+          this.options.pending.published(this.name, seq, p.eventId, key);
           sent++;
         } catch (err) {
           this.log.warn({ err: errText(err), stream: p.stream, step: p.stepId }, 'event not stored');
@@ -362,10 +368,17 @@ export class NatsSystem implements System {
     };
   }
 
+  /** Store a message in JetStream and answer its sequence (nats/request-mux.ts jetstreamPublish). */
+  private storeMessage(subject: string, data: Uint8Array): Promise<number> {
+    const mux = this.requestMux;
+    if (!mux) return Promise.reject(new Error('not connected'));
+    return jetstreamPublish(mux, subject, data, this.options.settings.publishTimeoutMs);
+  }
+
   /** Send a reply on its route (executing side); throws when it cannot be stored. */
   async sendReply(route: ReplyRoute, message: Uint8Array): Promise<void> {
     if (route.durable) {
-      await this.js!.publish(route.subject, message, { timeout: this.options.settings.publishTimeoutMs });
+      await this.storeMessage(route.subject, message);
     } else {
       this.nc!.publish(route.subject, message);
     }
@@ -389,6 +402,8 @@ export class NatsSystem implements System {
     this.closed = true;
     this.connected = false;
     for (const s of this.subs) s.unsubscribe();
+    this.requestMux?.close();
+    this.requestMux = undefined;
     const nc = this.nc;
     this.nc = undefined;
     if (nc) await nc.drain().catch(() => nc.close());

@@ -3,8 +3,9 @@ import { SagawayError, toErrorInfo, type ErrorInfo } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js';
 import { isObject } from '../../core/path.js';
 import type { EventStatus, Payload, RequestContext, SagaResult } from '../../core/types.js';
+import { groupCommit, GroupCommitState } from '../../states/group-commit.js';
 import type { Registration, RunProgress, UnwindJournal } from '../../saga/engine.js';
-import type { State, StateRecord } from '../../states/state.js';
+import type { State, StateRecord, WriteOptions } from '../../states/state.js';
 
 /**
  * The saga journal (`runners.R.journal: <state alias>`): one record per gateway request, keyed
@@ -55,6 +56,11 @@ export interface JournalData {
 export interface JournalEntry {
   readonly id: string;
   version: number;
+  /**
+   * Set by open(): settles when the start record is committed (rejects with why it could not
+   * be). Every later write of the run waits for it.
+   */
+  ready?: Promise<void>;
 }
 
 /** What `GET /api/status/<requestId>` shows. */
@@ -82,19 +88,28 @@ export function correlationIndexId(scope: string, id: string): string {
   return `cor-${createHash('sha256').update(`c\n${scope}\n${id}`).digest('hex').slice(0, 40)}`;
 }
 
-/** The journal of one runner. */
+/**
+ * The journal of one runner. Its writes are group-committed (states/group-commit.ts): the writes
+ * of concurrent runs share one transaction per tick, and each resolves only once committed.
+ */
 export class Journal {
+  /** the journal's store, through group commit: every record kind written here is batched */
+  private readonly state: State;
+
   constructor(
-    private readonly state: State,
+    state: State,
     private readonly runner: string,
     private readonly deployment: string,
     readonly instance: string,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.state = groupCommit(state);
+  }
 
   /**
-   * Record a new run; throws STATE_UNAVAILABLE when the store is down (the caller gets 503).
-   * `scope` is the caller's (core/caller.ts callerKey); `correlation` the client's own id.
+   * Record a new run and wait for the record to be committed; throws STATE_UNAVAILABLE when the
+   * store is down (the caller gets 503). `scope` is the caller's (core/caller.ts callerKey);
+   * `correlation` the client's own id.
    */
   async begin(
     sagaId: string,
@@ -104,8 +119,44 @@ export class Journal {
     scope: string,
     correlation?: string,
   ): Promise<JournalEntry> {
+    const entry = this.open(sagaId, runId, input, context, scope, correlation);
+    await entry.ready;
+    return entry;
+  }
+
+  /**
+   * Record a new run without waiting: the start record is committed with the run's first event
+   * in flight (the same tick's transaction as other runs' writes), not in a round trip before it.
+   * `entry.ready` settles when it is committed; the run's next journal write and its outcome
+   * wait for it, and a run whose start record failed answers with that failure (runner.ts).
+   */
+  open(
+    sagaId: string,
+    runId: string,
+    input: Record<string, unknown>,
+    context: RequestContext,
+    scope: string,
+    correlation?: string,
+  ): JournalEntry {
+    const entry: JournalEntry = { id: journalId(scope, context.request.id), version: 0 };
+    const ready = this.record(entry, sagaId, runId, input, context, scope, correlation);
+    // awaited by the run's next write; until then a failure must not count as unhandled
+    ready.catch(() => undefined);
+    entry.ready = ready;
+    return entry;
+  }
+
+  private async record(
+    entry: JournalEntry,
+    sagaId: string,
+    runId: string,
+    input: Record<string, unknown>,
+    context: RequestContext,
+    scope: string,
+    correlation: string | undefined,
+  ): Promise<void> {
     const requestId = context.request.id;
-    const id = journalId(scope, requestId);
+    const id = entry.id;
     const now = Date.now();
     const data: JournalData = {
       requestId,
@@ -121,17 +172,20 @@ export class Journal {
       startedAt: now,
       updatedAt: now,
     };
-    let version: number;
+    // the run and its correlation index go into the same batch
+    const created = this.state.create(id, data);
+    const indexed = correlation !== undefined ? this.index(scope, correlation, requestId, now) : undefined;
     try {
-      version = (await this.state.create(id, data)).version;
+      entry.version = (await created).version;
     } catch (err) {
+      await indexed;
       if (!(err instanceof SagawayError && err.code === 'RECORD_EXISTS')) throw err;
       // Only the runs of one stream share a request id (one poll after the other): the next
       // poll replaces a finished record, never one that is still running.
-      return { id, version: await this.replaceFinished(id, data) };
+      entry.version = await this.replaceFinished(id, data);
+      return;
     }
-    if (correlation !== undefined) await this.index(scope, correlation, requestId, now);
-    return { id, version };
+    await indexed;
   }
 
   private async replaceFinished(id: string, data: JournalData): Promise<number> {
@@ -207,8 +261,9 @@ export class Journal {
 
   /** One progress write, against the version this process last wrote (see stepper). */
   private async write(entry: JournalEntry, patch: Record<string, unknown>): Promise<void> {
+    await entry.ready;
     try {
-      const rec = await this.state.update(entry.id, patch, { expectedVersion: entry.version });
+      const rec = await this.patch(entry.id, patch, { expectedVersion: entry.version });
       entry.version = rec.version;
     } catch (err) {
       if (err instanceof SagawayError && err.code === 'STALE_VERSION') {
@@ -224,7 +279,8 @@ export class Journal {
   /** Write the outcome, unless another process took the run over; a failure is logged (the caller still gets the result). */
   async finish(entry: JournalEntry, result: SagaResult): Promise<void> {
     try {
-      const rec = await this.state.update(
+      await entry.ready;
+      const rec = await this.patch(
         entry.id,
         { status: 'DONE', result, payload: null, undo: null, visits: null, unwind: null, updatedAt: Date.now() },
         { expectedVersion: entry.version },
@@ -237,6 +293,12 @@ export class Journal {
       }
       this.log.error({ err: toErrorInfo(err), journal: entry.id }, 'saga outcome not journaled');
     }
+  }
+
+  /** An update whose merged data is not needed back (only its version). */
+  private patch(id: string, patch: Record<string, unknown>, options: WriteOptions): Promise<StateRecord> {
+    const s = this.state;
+    return s instanceof GroupCommitState ? s.patch(id, patch, options) : s.update(id, patch, options);
   }
 
   /**

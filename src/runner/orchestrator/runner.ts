@@ -143,13 +143,10 @@ export class Runner {
     const deadline = req.deadline;
     const scope = scopeOf(req);
     const correlation = correlationOf(req);
-    let entry: JournalEntry;
-    try {
-      entry = await journal.begin(saga.id, runId, input, context, scope, correlation);
-    } catch (err) {
-      const error = toErrorInfo(err);
-      return { outcome: 'FAIL', http: error.http ?? 503, error };
-    }
+    // The start record is committed while the first step runs (journal.ts open()): no round
+    // trip before it. The run's next journal write waits for it; if it failed, the caller gets
+    // that failure (503 when the store is down), never the saga's result.
+    const entry = journal.open(saga.id, runId, input, context, scope, correlation);
     const own = Date.now() + saga.timeoutMs;
     const result = await runSaga(this.engineDeps(), {
       saga,
@@ -160,6 +157,12 @@ export class Runner {
       journal: journal.stepper(entry),
       unwindJournal: journal.unwinder(entry),
     });
+    try {
+      await entry.ready;
+    } catch (err) {
+      const error = toErrorInfo(err);
+      return { outcome: 'FAIL', http: error.http ?? 503, error };
+    }
     await journal.finish(entry, result);
     this.afterRun(saga, input, context, runId, result);
     return result;

@@ -1,4 +1,5 @@
 import type { NoRespondersError, RequestError, TimeoutError } from '@nats-io/transport-node';
+import { MuxRequestError } from './request-mux.js';
 
 /**
  * Why a gateway -> runner request over NATS failed, decided by the error's type (never by its
@@ -24,6 +25,7 @@ export interface NatsErrorTypes {
 /** Classify a failed request; a RequestError is classified by its cause. */
 export function classifyRequestError(err: unknown, types: NatsErrorTypes | undefined): RequestFailure {
   if (err instanceof ConnectionLostError) return 'connection-lost';
+  if (err instanceof MuxRequestError) return err.kind;
   if (types === undefined) return 'other';
   if (err instanceof types.NoRespondersError) return 'no-responders';
   if (err instanceof types.TimeoutError) return 'timeout';

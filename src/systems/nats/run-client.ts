@@ -1,8 +1,9 @@
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { Msg } from '@nats-io/transport-node';
 import { SagawayError, toErrorInfo } from '../../core/errors.js';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
 import { classifyRequestError, type NatsErrorTypes } from './errors.js';
 import type { Names } from './names.js';
+import type { RequestMux } from './request-mux.js';
 import { decode, encode, failResult, runWire } from './wire.js';
 
 /**
@@ -13,7 +14,8 @@ import { decode, encode, failResult, runWire } from './wire.js';
 
 /** What a request needs from the connection. */
 export interface RunConnection {
-  nc: NatsConnection;
+  /** the connection's one reply subscription (request-mux.ts) */
+  mux: RequestMux;
   names: Names;
   maxPayload: number;
   /** how long past the saga's deadline to wait for the runner's answer */
@@ -36,12 +38,10 @@ export async function runOverNats(conn: RunConnection, runner: string, req: Saga
     let fail!: (reason: Error) => void;
     const lost = new Promise<never>((_, reject) => (fail = reject));
     conn.inFlight.add(fail);
-    let msg: Awaited<ReturnType<NatsConnection['request']>>;
+    let msg: Msg;
     try {
       msg = await Promise.race([
-        conn.nc.request(conn.names.run(runner), data, {
-          timeout: Math.max(1, deadline - Date.now() + conn.runGraceMs),
-        }),
+        conn.mux.request(conn.names.run(runner), data, Math.max(1, deadline - Date.now() + conn.runGraceMs)),
         lost,
       ]);
     } finally {
