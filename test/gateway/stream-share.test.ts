@@ -110,7 +110,8 @@ test('a late joiner with an old cursor catches up alone, then joins the live gro
     const [gotA, gotB] = await Promise.all([a.done, b.done]);
     assert.deepEqual(ns(gotA), range(0, 26));
     assert.deepEqual(ns(gotB), range(5, 26), 'B: after its cursor, nothing lost or repeated');
-    for (const [previous, n] of log.runs) if (previous >= 10) assert.equal(n, 1, `after joining: one run for ${previous}`);
+    for (const [previous, n] of log.runs)
+      if (previous >= 10) assert.equal(n, 1, `after joining: one run for ${previous}`);
   } finally {
     a.es.close();
     b?.es.close();
@@ -228,7 +229,10 @@ test('share all: the saga runs with no user; a member whose token expires gets U
     assert.ok(cut >= 5, `alice got ${cut} entries before her token expired`);
     const gotLater = await later.done;
     assert.deepEqual(ns(gotLater), range(0, 41), 'bob got every entry, before and after alice left');
-    assert.ok(users.every((u) => u === null), 'every run had no user');
+    assert.ok(
+      users.every((u) => u === null),
+      'every run had no user',
+    );
     assert.ok(gw.metrics.sharedMembers === 0);
   } finally {
     soon.es.close();
@@ -259,9 +263,7 @@ test('share caller: streams of one principal share a run; two principals never m
     fetch: (u: string | URL, i?: RequestInit) =>
       fetch(u, { ...i, headers: { ...(i?.headers as Record<string, string>), 'x-api-key': key } }),
   });
-  const streams = [as('key-one'), as('key-one'), as('key-two')].map((init) =>
-    collect(base + '/api/stream/feed', init),
-  );
+  const streams = [as('key-one'), as('key-one'), as('key-two')].map((init) => collect(base + '/api/stream/feed', init));
   try {
     await until(() => gw.metrics.sharedMembers === 2);
     const [one, oneAgain, two] = await Promise.all(streams.map((s) => s.done));

@@ -219,7 +219,10 @@ export class PollGroup implements MemberHolder {
           this.previous = next;
         }
         const ms = waitFor(response['wait'], settings, (value) =>
-          log.warn({ requestId: this.founder.requestId, wait: String(value).slice(0, 64) }, 'invalid stream wait ignored'),
+          log.warn(
+            { requestId: this.founder.requestId, wait: String(value).slice(0, 64) },
+            'invalid stream wait ignored',
+          ),
         );
         if (this.settle()) return;
         this.graceUntil = Date.now() + Math.max(ms, DRAIN_GRACE_MS);
@@ -379,7 +382,8 @@ export class PollGroup implements MemberHolder {
   /** Send `problem` as `event: error` to every member, then end them. */
   private fail(problem: Problem, previous: unknown): void {
     let end: string | undefined;
-    const endToken = (): string => (end ??= this.shared.cursors.batch(this.scope.path, this.scope.binding, previous).end());
+    const endToken = (): string =>
+      (end ??= this.shared.cursors.batch(this.scope.path, this.scope.binding, previous).end());
     for (const m of [...this.members]) {
       m.sendError(problem, endToken);
       m.stop();
