@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The benchmark suite: `npm run bench` (builds, then runs this file).
 //   node bench/run.mjs [--only oneshot,flow,sse,remote] [--seconds 5] [--rounds 3]
-//                      [--connections 50] [--no-write]
+//                      [--connections 50] [--shared-clients 10000] [--no-write]
 // Every server under test and every load generator runs in its own process, on loopback only.
 // Prints one table and writes it, with the date, the machine and this command, to the suite
 // section of BENCHMARKS.md. Peers are installed on first use into bench/peers/node_modules
@@ -21,6 +21,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '5' },
     rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
+    'shared-clients': { type: 'string', default: '10000' },
     'no-write': { type: 'boolean', default: false },
   },
 });
@@ -30,6 +31,7 @@ const opts = {
   seconds: Number(values.seconds),
   rounds: Number(values.rounds),
   connections: Number(values.connections),
+  sharedClients: Number(values['shared-clients']),
   log: (line) => process.stderr.write(`${line}\n`),
 };
 

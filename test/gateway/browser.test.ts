@@ -116,7 +116,7 @@ test('headless Chromium: two pages on one shared feed, one connection dropped by
   // catches up in one poll). When entry 8 is out, the server cuts the first page's connection;
   // that page reconnects by itself with Last-Event-ID, catches up alone and joins the group
   // again; the log stops growing 10 entries later.
-  let gw!: Awaited<ReturnType<typeof createGateway>>;
+  const box: { gw?: Awaited<ReturnType<typeof createGateway>> } = {};
   const streamSockets: Socket[] = [];
   const lastEventIds: string[] = [];
   let goAt = 0;
@@ -128,7 +128,7 @@ test('headless Chromium: two pages on one shared feed, one connection dropped by
     const length = Math.min(last, Math.floor((Date.now() - goAt) / 40));
     const from = typeof previous === 'number' ? previous : 0;
     if (from > 8 && streamSockets.length === 2) streamSockets[0]!.destroy();
-    if (lastEventIds.length > 0 && gw.metrics.sharedMembers === 2 && !rejoined) {
+    if (lastEventIds.length > 0 && box.gw!.metrics.sharedMembers === 2 && !rejoined) {
       rejoined = true;
       last = length + 10;
     }
@@ -136,11 +136,12 @@ test('headless Chromium: two pages on one shared feed, one connection dropped by
     const response = { list, next: Math.max(from, length), continue: from + list.length < last, wait: 40 };
     return { outcome: 'SUCCESS', http: 200, response };
   });
-  gw = await createGateway({
+  const gw = await createGateway({
     settings: settingsWith({ static: dir, stream: { minWaitMs: 10, heartbeatMs: 1000, share: 'all' } }),
     service: svc,
     log: silentLogger(),
   });
+  box.gw = gw;
   gw.app.addHook('onRequest', async (request) => {
     if (request.url.startsWith('/api/stream/')) {
       const id = request.headers['last-event-id'];

@@ -123,22 +123,22 @@ test('a stalled member is detached and closed; the others keep their pace and ge
   const entry = 'x'.repeat(60 * 1024);
   let go = false;
   let last = Infinity;
-  let gw!: Gateway;
+  const box: { gw?: Gateway } = {};
   const svc = new ScriptedService((req) => {
     const previous = req.input['previous'];
     // Until `go`, an empty feed: the three streams meet in one group waiting on previous = 0.
     if (!go) return ok({ list: [], next: 0, continue: true, wait: 5 });
     const from = typeof previous === 'number' ? previous : 0;
     // Then 240 KB per poll until the stalled member was detached, and 20 polls more.
-    if (last === Infinity && gw.metrics.detached.value > 0) last = from + 20 * 4;
+    if (last === Infinity && box.gw!.metrics.detached.value > 0) last = from + 20 * 4;
     const list = range(from, from + 4).map((n) => ({ n, entry }));
     return ok({ list, next: from + 4, continue: from + 4 < last, wait: 5 });
   });
   const started = await startGateway(svc, {
     stream: { minWaitMs: 5, maxBuffered: 256 * 1024, stallTimeoutMs: 1000, share: 'all' },
   });
-  gw = started.gw;
-  const { base, close } = started;
+  const { gw, base, close } = started;
+  box.gw = gw;
   const port = Number(new URL(base).port);
   const stalled: Socket = connect(port, '127.0.0.1');
   stalled.on('error', () => {});

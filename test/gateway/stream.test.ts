@@ -9,7 +9,6 @@ import { delay, feedService, ok, ScriptedService, startGateway } from './harness
 
 const fast = { minWaitMs: 10, defaultWaitMs: 10 };
 
-
 test('loop: every entry once and in order, previous = last next, then event: end', async () => {
   const svc = feedService(10, 3);
   const { base, close } = await startGateway(svc, { stream: fast });
