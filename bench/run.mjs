@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The benchmark suite: `npm run bench` (builds, then runs this file).
 //   node bench/run.mjs [--only oneshot,flow,sse,remote] [--seconds 5] [--rounds 3]
-//                      [--connections 50] [--no-write] [--pin]
+//                      [--connections 50] [--shared-clients 10000] [--no-write] [--pin]
 // --only runs some workloads; BENCHMARKS.md then keeps the other workloads' rows (and says which
 // run each row comes from) and replaces only the rows of those that ran.
 // --pin: servers on CPU 0, load generators on CPU 1 (taskset), so that the load generator does
@@ -26,6 +26,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '5' },
     rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
+    'shared-clients': { type: 'string', default: '10000' },
     'no-write': { type: 'boolean', default: false },
     pin: { type: 'boolean', default: false },
   },
@@ -37,6 +38,7 @@ const opts = {
   seconds: Number(values.seconds),
   rounds: Number(values.rounds),
   connections: Number(values.connections),
+  sharedClients: Number(values['shared-clients']),
   log: (line) => process.stderr.write(`${line}\n`),
 };
 

@@ -6,7 +6,8 @@
 //   latency  reads each event's `t` (when the backend made the change) and prints the delay to
 //            its arrival here: {"count","p50","p99","max"} in ms over --seconds
 // Events are counted by their blank-line terminator without parsing, so the client costs as
-// little CPU as possible and the server stays the bottleneck.
+// little CPU as possible and the server stays the bottleneck. `CLIENT` in the URL becomes each
+// stream's own number (streams that must not share a poll).
 /* global performance, Buffer, setInterval */
 import { get } from 'node:http';
 import { parseArgs } from 'node:util';
@@ -33,39 +34,43 @@ let counting = false;
 const delays = [];
 const open = [];
 
-function connect() {
+function connect(i) {
   return new Promise((resolve, reject) => {
-    const req = get(url, { agent: false, headers: { accept: 'text/event-stream' } }, (res) => {
-      if (res.statusCode !== 200) {
-        res.resume();
-        return reject(new Error(`status ${res.statusCode}`));
-      }
-      let lastWasLf = false;
-      let rest = '';
-      res.on('data', (chunk) => {
-        if (values.mode === 'count') {
-          // Bytes, not text: no decoding, so that the client stays cheap.
-          if (counting) {
-            if (lastWasLf && chunk[0] === LF) events++;
-            for (let i = chunk.indexOf(LFLF); i >= 0; i = chunk.indexOf(LFLF, i + 2)) events++;
-          }
-          lastWasLf = chunk[chunk.length - 1] === LF && chunk[chunk.length - 2] !== LF;
-        } else if (values.mode === 'latency') {
-          const at = now();
-          rest += chunk.toString('utf8');
-          let end;
-          while ((end = rest.indexOf('\n\n')) >= 0) {
-            const event = rest.slice(0, end);
-            rest = rest.slice(end + 2);
-            const d = event.indexOf('data: ');
-            if (d >= 0 && counting) delays.push(at - JSON.parse(event.slice(d + 6)).t);
-          }
+    const req = get(
+      url.replace('CLIENT', String(i)),
+      { agent: false, headers: { accept: 'text/event-stream' } },
+      (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          return reject(new Error(`status ${res.statusCode}`));
         }
-      });
-      res.on('error', () => {});
-      open.push(req);
-      resolve();
-    });
+        let lastWasLf = false;
+        let rest = '';
+        res.on('data', (chunk) => {
+          if (values.mode === 'count') {
+            // Bytes, not text: no decoding, so that the client stays cheap.
+            if (counting) {
+              if (lastWasLf && chunk[0] === LF) events++;
+              for (let i = chunk.indexOf(LFLF); i >= 0; i = chunk.indexOf(LFLF, i + 2)) events++;
+            }
+            lastWasLf = chunk[chunk.length - 1] === LF && chunk[chunk.length - 2] !== LF;
+          } else if (values.mode === 'latency') {
+            const at = now();
+            rest += chunk.toString('utf8');
+            let end;
+            while ((end = rest.indexOf('\n\n')) >= 0) {
+              const event = rest.slice(0, end);
+              rest = rest.slice(end + 2);
+              const d = event.indexOf('data: ');
+              if (d >= 0 && counting) delays.push(at - JSON.parse(event.slice(d + 6)).t);
+            }
+          }
+        });
+        res.on('error', () => {});
+        open.push(req);
+        resolve();
+      },
+    );
     req.on('error', reject);
     req.setTimeout(60_000, () => req.destroy(new Error('timeout')));
   });
@@ -76,12 +81,12 @@ let firstError;
 let next = 0;
 async function worker() {
   while (next < n) {
-    next++;
+    const i = next++;
     // A connection refused or reset while hundreds are opening (a full accept queue, which
     // gVisor's network stack answers with a refusal) is retried after a pause, up to 8 times.
     for (let attempt = 0; ; attempt++) {
       try {
-        await connect();
+        await connect(i);
         break;
       } catch (e) {
         if (attempt < 8) {

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
 import { routeWarnings } from '../gateway/apis/route-check.js';
+import { shareAllUserReads } from '../gateway/stream/share-check.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { checkDistributed } from '../runner/check-distributed.js';
 import { checkHandlers } from '../runner/check-handlers.js';
@@ -19,7 +20,8 @@ export function configPath(option: string | undefined, allowBundled: boolean): s
 
 /**
  * Load a configuration with every check, handler versions included, and the route traps as
- * warnings (an API nobody can call, a saga the gateway cannot reach).
+ * warnings (an API nobody can call, a saga the gateway cannot reach); a saga that reads the user
+ * under an API that streams with `share: all` is an error.
  */
 export function loadChecked(file: string): Promise<LoadedConfig> {
   return loadConfig(file, {
@@ -27,6 +29,7 @@ export function loadChecked(file: string): Promise<LoadedConfig> {
       checkDistributed(settings, report);
       await checkHandlers(settings, BUILTIN_HANDLERS, report);
       for (const w of routeWarnings(settings)) report(w.file, w.at, w.message, 'warning');
+      for (const e of shareAllUserReads(settings)) report(e.file, e.at, e.message, 'error');
     },
   });
 }

@@ -141,6 +141,7 @@ function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings {
       public: a.public ?? false,
       ...(a.rate !== undefined ? { rate: compileApiRate(a.rate)! } : {}),
       ...(a.csp !== undefined ? { csp: a.csp } : {}),
+      ...(a.stream?.share !== undefined ? { stream: { share: a.stream.share } } : {}),
     })),
     stream: {
       defaultWaitMs: ms(s.defaultWait, 1000),
@@ -152,6 +153,7 @@ function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings {
       stallTimeoutMs: ms(s.stallTimeout, 30_000),
       maxEntries: s.maxEntries ?? 1000,
       maxBuffered: Math.max(1, parseSize(s.maxBuffered) ?? 1024 * 1024),
+      share: s.share ?? 'caller',
       ...(s.cursorKey !== undefined ? { cursorKey: s.cursorKey } : {}),
     },
     limits: compileLimits(g.limits),

@@ -279,6 +279,12 @@ const GlobalRate = Type.Object(
   },
   strict,
 );
+/** Which streams of the stream form share one saga run per poll (docs/streams.md#shared-polls). */
+const ShareScope = Type.Union([Type.Literal('caller'), Type.Literal('all'), Type.Literal('off')], {
+  description:
+    'which streams share one saga run per poll: caller = streams of the same principal (default), ' +
+    'all = every caller (the saga runs with no user: $user and @.user are empty), off = none',
+});
 export const ApiSchema = Type.Object(
   {
     path: Type.String({ pattern: '^/', description: 'path prefix, matched by whole segments; / maps everything' }),
@@ -305,6 +311,12 @@ export const ApiSchema = Type.Object(
       Type.Union([Rate, Type.Literal(false)], {
         description: 'own per-client rate limit of this API (counted apart from the others), or false for none',
       }),
+    ),
+    stream: Type.Optional(
+      Type.Object(
+        { share: Type.Optional(ShareScope) },
+        { ...strict, description: "the stream form of this API: overrides of gateway.stream's settings" },
+      ),
     ),
   },
   strict,
@@ -382,6 +394,7 @@ export const GatewaySchema = Type.Object(
                 '(no polls) and closes after stallTimeout with a resumable cursor; default 1mb',
             ),
           ),
+          share: Type.Optional(ShareScope),
           cursorKey: Type.Optional(
             Type.String({
               minLength: 16,

@@ -52,7 +52,15 @@ export interface ApiSettings {
   csp?: string;
   /** own rate limit of this API; false = none; undefined = the gateway's (`limits.rate`) */
   rate?: RateSettings | false;
+  /** the stream form's overrides for this API; undefined = `gateway.stream`'s */
+  stream?: { share?: ShareScope };
 }
+
+/**
+ * Which streams share one saga run per poll (docs/streams.md#shared-polls): `caller` = those of
+ * one principal, `all` = every caller (the saga runs with no user), `off` = none.
+ */
+export type ShareScope = 'caller' | 'all' | 'off';
 
 /** A per-client rate limit: `max` requests per `windowMs`. */
 export interface RateSettings {
@@ -93,6 +101,8 @@ export interface StreamSettings {
   maxEntries: number;
   /** bytes queued for a socket before the loop waits for it to drain; default 1 MiB */
   maxBuffered: number;
+  /** which streams share one saga run per poll; default `caller` */
+  share: ShareScope;
   /** HMAC key of cursor tokens; undefined = a random key per process */
   cursorKey?: string;
 }

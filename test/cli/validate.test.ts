@@ -56,6 +56,10 @@ describe('sagaway validate', () => {
       /wrong-version\.yaml:13:\d+ runners\.todo\.sagas\[0\]\.steps\[1\]\.eventMeta\.version: .*ACTION_VERSION_UNSUPPORTED/,
     ],
     ['saga-file.yaml', /sagas\/one\.yaml:5:\d+ steps\[1\]\.http: must be <= 599/],
+    [
+      'share-all-user.yaml',
+      /share-all-user\.yaml:12:\d+ runners\.todo\.sagas\[0\]\.steps\[1\]\.expression: saga "mine" reads the user .* share: all/,
+    ],
   ];
   for (const [file, expected] of broken) {
     test(`exits 1 on ${file}, printing ${expected.source.slice(0, 50)}`, () => {

@@ -23,55 +23,73 @@ async function until(cond: () => boolean, ms = 3000): Promise<void> {
   while (!cond() && Date.now() - t0 < ms) await delay(10);
 }
 
-test('200 streams opened and dropped leave no timers, sockets or saga runs behind', async () => {
-  // Half of the streams are inside a saga run (which only ends when aborted), half are asleep
-  // between two polls (wait 60 s): both must stop at once when their client goes.
-  const svc = new ScriptedService(async (req) => {
-    if (req.query['mode'] === 'sleep') return ok({ list: [{ a: 1 }], continue: true, wait: 60_000 });
-    await delay(60_000, req.signal);
-    return ok({ list: [] });
+/**
+ * 200 streams, half inside a saga run (which only ends when aborted), half asleep between two
+ * polls (wait 60 s), all dropped at once: nothing may be left. With `share: off` every stream
+ * has its own run or wait timer; shared, the 100 in a run joined one run and the 100 asleep one
+ * poll group, and dropping them must still stop that run and that timer.
+ */
+for (const share of ['off', 'caller'] as const) {
+  const runs = share === 'off' ? 100 : 1;
+  const waits = share === 'off' ? 100 : 1;
+  test(`200 streams opened and dropped leave no timers, sockets or saga runs behind (share: ${share})`, async () => {
+    const svc = new ScriptedService(async (req) => {
+      if (req.query['mode'] === 'sleep') return ok({ list: [{ a: 1 }], continue: true, wait: 60_000 });
+      await delay(60_000, req.signal);
+      return ok({ list: [] });
+    });
+    const { gw, base, close } = await startGateway(svc, {
+      stream: { maxPerClient: 1000, heartbeatMs: 30_000, maxWaitMs: 120_000, share },
+    });
+    const port = Number(new URL(base).port);
+    const timersBefore = resources('Timeout');
+    const socketsBefore = resources('TCPSocketWrap');
+    const sockets: Socket[] = [];
+    try {
+      for (let i = 0; i < 200; i += 20) {
+        const batch = await Promise.all(
+          Array.from({ length: 20 }, (_, j) =>
+            openStream(port, `/api/stream/feed?mode=${(i + j) % 2 === 0 ? 'run' : 'sleep'}`),
+          ),
+        );
+        sockets.push(...batch);
+      }
+      await until(() => svc.inFlight === runs && gw.stats().timers === 200 + waits);
+      assert.equal(gw.stats().streams, 200);
+      assert.equal(svc.inFlight, runs, `${runs} saga runs in flight`);
+      assert.equal(gw.stats().streamRuns, runs);
+      assert.equal(gw.stats().timers, 200 + waits, `200 heartbeats + ${waits} waits`);
+      assert.ok(resources('Timeout') >= timersBefore + 200 + waits);
+      if (share !== 'off') {
+        const metrics = await gw.metrics.registry.metrics();
+        assert.match(metrics, /sagaway_stream_groups 2\n/);
+        assert.match(metrics, /sagaway_stream_shared_members 200\n/);
+      }
+      const connections = () => new Promise<number>((r) => gw.app.server.getConnections((_e, n) => r(n)));
+      assert.equal(await connections(), 200);
+
+      for (const s of sockets) s.destroy();
+      await until(() => gw.stats().streams === 0 && svc.inFlight === 0);
+      await until(() => resources('TCPSocketWrap') <= socketsBefore);
+
+      assert.deepEqual(gw.stats(), { streams: 0, timers: 0, streamRuns: 0 });
+      assert.equal(svc.inFlight, 0, 'no saga run left');
+      assert.equal(svc.aborted, runs, 'every run in flight was aborted');
+      assert.equal(await connections(), 0);
+      assert.ok(resources('Timeout') <= timersBefore, `timers: ${resources('Timeout')} > ${timersBefore}`);
+      assert.ok(resources('TCPSocketWrap') <= socketsBefore);
+      const calls = svc.calls.length;
+      await delay(200);
+      assert.equal(svc.calls.length, calls, 'no loop polls again');
+      const metrics = await gw.metrics.registry.metrics();
+      assert.match(metrics, /sagaway_streams_active 0/);
+      assert.match(metrics, /sagaway_stream_groups 0\n/);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await close();
+    }
   });
-  const { gw, base, close } = await startGateway(svc, {
-    stream: { maxPerClient: 1000, heartbeatMs: 30_000, maxWaitMs: 120_000 },
-  });
-  const port = Number(new URL(base).port);
-  const timersBefore = resources('Timeout');
-  const socketsBefore = resources('TCPSocketWrap');
-
-  const sockets: Socket[] = [];
-  for (let i = 0; i < 200; i += 20) {
-    const batch = await Promise.all(
-      Array.from({ length: 20 }, (_, j) =>
-        openStream(port, `/api/stream/feed?mode=${(i + j) % 2 === 0 ? 'run' : 'sleep'}`),
-      ),
-    );
-    sockets.push(...batch);
-  }
-  await until(() => svc.inFlight === 100 && gw.stats().timers === 300);
-  assert.equal(gw.stats().streams, 200);
-  assert.equal(svc.inFlight, 100, '100 saga runs in flight');
-  assert.equal(gw.stats().streamRuns, 100);
-  assert.equal(gw.stats().timers, 300, '200 heartbeats + 100 waits');
-  assert.ok(resources('Timeout') >= timersBefore + 300);
-  const connections = () => new Promise<number>((r) => gw.app.server.getConnections((_e, n) => r(n)));
-  assert.equal(await connections(), 200);
-
-  for (const s of sockets) s.destroy();
-  await until(() => gw.stats().streams === 0 && svc.inFlight === 0);
-  await until(() => resources('TCPSocketWrap') <= socketsBefore);
-
-  assert.deepEqual(gw.stats(), { streams: 0, timers: 0, streamRuns: 0 });
-  assert.equal(svc.inFlight, 0, 'no saga run left');
-  assert.equal(svc.aborted, 100, 'every run in flight was aborted');
-  assert.equal(await connections(), 0);
-  assert.ok(resources('Timeout') <= timersBefore, `timers: ${resources('Timeout')} > ${timersBefore}`);
-  assert.ok(resources('TCPSocketWrap') <= socketsBefore);
-  const runs = svc.calls.length;
-  await delay(200);
-  assert.equal(svc.calls.length, runs, 'no loop polls again');
-  assert.match(await gw.metrics.registry.metrics(), /sagaway_streams_active 0/);
-  await close();
-});
+}
 
 test('closing the gateway ends open streams', async () => {
   const svc = new ScriptedService((req) => delay(60_000, req.signal).then(() => ok({ list: [] })));

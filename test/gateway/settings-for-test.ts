@@ -15,7 +15,7 @@ export interface GatewaySettingsInput {
 /**
  * Full GatewaySettings with the documented defaults filled in (the config compiler does the same
  * for files): defaultWait 1 s, minWait 50 ms, maxWait 5 m, heartbeat 15 s, maxPerClient 10,
- * maxStreams 10000, stallTimeout 30 s, maxEntries 1000, maxBuffered 1 MiB, bodyLimit 1 MiB, timeout
+ * maxStreams 10000, stallTimeout 30 s, maxEntries 1000, maxBuffered 1 MiB, share caller, bodyLimit 1 MiB, timeout
  * 10 s, maxResponse 8 MiB, headerTimeout 10 s, bodyTimeout 30 s, idleTimeout 60 s, maxConnections
  * 16384. Unlike a configuration file, no rate limit unless `limits.rate` is given: tests make many
  * requests from one address.
@@ -43,6 +43,7 @@ export function gatewaySettingsForTest(partial: GatewaySettingsInput = {}): Gate
       stallTimeoutMs: 30_000,
       maxEntries: 1000,
       maxBuffered: 1024 * 1024,
+      share: 'caller',
       ...partial.stream,
     },
     limits: {

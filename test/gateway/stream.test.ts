@@ -3,50 +3,11 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { EventSource } from 'eventsource';
+import { collect, ns, range } from './sse-client.js';
 import type { SagaRequest } from '../../src/core/types.js';
 import { delay, feedService, ok, ScriptedService, startGateway } from './harness.js';
 
 const fast = { minWaitMs: 10, defaultWaitMs: 10 };
-
-interface Got {
-  entries: Array<{ id: string; data: unknown }>;
-  end?: { id: string; data: unknown };
-  errors: unknown[];
-  opens: number;
-}
-
-/** Open an EventSource and collect events until `end`, an `event: error` with data, or `until` says so. */
-function collect(
-  url: string,
-  init?: ConstructorParameters<typeof EventSource>[1],
-  until?: (g: Got) => boolean,
-): { es: EventSource; done: Promise<Got> } {
-  const es = new EventSource(url, init);
-  const got: Got = { entries: [], errors: [], opens: 0 };
-  const done = new Promise<Got>((resolve) => {
-    es.onopen = () => got.opens++;
-    es.onmessage = (ev) => {
-      got.entries.push({ id: ev.lastEventId, data: JSON.parse(ev.data) });
-      if (until?.(got)) resolve({ ...got, entries: [...got.entries] });
-    };
-    es.addEventListener('end', (ev) => {
-      got.end = { id: ev.lastEventId, data: JSON.parse(ev.data) };
-      resolve(got);
-    });
-    es.addEventListener('error', (ev) => {
-      const data = (ev as unknown as { data?: string }).data;
-      if (data !== undefined) {
-        got.errors.push(JSON.parse(data));
-        es.close();
-        resolve(got);
-      }
-    });
-  });
-  return { es, done };
-}
-
-const ns = (g: Got) => g.entries.map((e) => (e.data as { n: number }).n);
-const range = (a: number, b: number) => Array.from({ length: b - a }, (_, i) => a + i);
 
 test('loop: every entry once and in order, previous = last next, then event: end', async () => {
   const svc = feedService(10, 3);

@@ -116,6 +116,18 @@ export class GatewayMetrics {
   readonly bytes = new PlainCounter();
   readonly resumes = new PlainCounter();
   private readonly rejected = new LabelledCounter();
+  /** stream poll groups running (a stream that shares with nobody is a group of one) */
+  streamGroups = 0;
+  /** groups of two streams or more, and their streams */
+  sharedGroups = 0;
+  sharedMembers = 0;
+  /** poll results delivered to streams: one per stream per poll, shared or not */
+  readonly memberPolls = new PlainCounter();
+  /** entries encoded as SSE events (once per poll) and written (once per stream) */
+  readonly entriesEncoded = new PlainCounter();
+  readonly entriesWritten = new PlainCounter();
+  /** streams detached from a shared group because they did not keep up */
+  readonly detached = new PlainCounter();
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const plain = (c: PlainCounter) => () => [{ value: c.value, labels: {} }];
@@ -147,6 +159,39 @@ export class GatewayMetrics {
       ),
       collectable('sagaway_stream_bytes_total', 'bytes written to SSE streams', 'counter', plain(this.bytes)),
       collectable('sagaway_stream_resumes_total', 'streams resumed from a cursor', 'counter', plain(this.resumes)),
+      collectable('sagaway_stream_groups', 'stream poll groups running (one saga run per poll each)', 'gauge', () => [
+        { value: this.streamGroups, labels: {} },
+      ]),
+      collectable('sagaway_stream_shared_groups', 'poll groups that serve two streams or more', 'gauge', () => [
+        { value: this.sharedGroups, labels: {} },
+      ]),
+      collectable('sagaway_stream_shared_members', 'streams served by a poll group of two or more', 'gauge', () => [
+        { value: this.sharedMembers, labels: {} },
+      ]),
+      collectable(
+        'sagaway_stream_member_polls_total',
+        'poll results delivered to streams; sagaway_stream_polls_total / this = saga runs per stream poll',
+        'counter',
+        plain(this.memberPolls),
+      ),
+      collectable(
+        'sagaway_stream_entries_encoded_total',
+        'list entries encoded as SSE events (once per poll, whatever the number of streams served)',
+        'counter',
+        plain(this.entriesEncoded),
+      ),
+      collectable(
+        'sagaway_stream_entries_written_total',
+        'list entries written to streams (once per stream served)',
+        'counter',
+        plain(this.entriesWritten),
+      ),
+      collectable(
+        'sagaway_stream_detached_total',
+        'streams detached from a shared poll group because their socket did not keep up',
+        'counter',
+        plain(this.detached),
+      ),
       collectable(
         'sagaway_stream_rejected_total',
         'streams refused by limits (TOO_MANY_STREAMS is a 429, STREAMS_EXHAUSTED a 503)',

@@ -8,13 +8,16 @@ import type { CursorPosition } from './cursor.js';
 import { bodyInput, usesBody } from '../request/input.js';
 import { problemFor, sendProblem } from '../http/problem.js';
 import type { SagaRoutes } from '../apis/saga-routes.js';
-import { StreamLoop, type StreamShared } from './loop.js';
+import { StreamMember, type StreamShared } from './member.js';
+import { PollGroups } from './group.js';
+import { shareBase, shareBinding } from './share.js';
 
 /**
  * The stream form (`/api/stream/<path>`, DESIGN §7): checks that a saga serves the request (404,
  * 405, 401, 403 before the stream opens), checks the cursor (400 INVALID_CURSOR, or 204 for a
  * finished stream), admits the stream (429/503 with Retry-After), then hands the raw response to
- * a StreamLoop.
+ * a StreamMember served by a poll group (group.ts), shared with the streams of the same poll
+ * when the API's share scope allows (share.ts).
  */
 
 /** Seconds a refused client is told to wait. */
@@ -59,6 +62,7 @@ export function streamHandler(ctx: GatewayContext, sagas: SagaRoutes) {
     metrics: ctx.metrics,
     log: ctx.log,
   };
+  const groups = new PollGroups(shared);
 
   return async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const admitted = request.sagaway!;
@@ -81,7 +85,10 @@ export function streamHandler(ctx: GatewayContext, sagas: SagaRoutes) {
     if (request.method === 'HEAD') return reply.code(200).headers(SSE_HEADERS).send();
     const path = admitted.sagaPath.path;
     const rawQuery = request.query as Record<string, unknown>;
-    const caller = callerOf(admitted.principal);
+    const api = admitted.api;
+    const share = api.settings.stream?.share ?? ctx.settings.stream.share;
+    // Tokens are bound to the share scope: the caller, or the API for `all`.
+    const caller = shareBinding(share, api.prefix, admitted.principal);
 
     let start: CursorPosition | undefined;
     const header = request.headers['last-event-id'];
@@ -115,13 +122,12 @@ export function streamHandler(ctx: GatewayContext, sagas: SagaRoutes) {
     if (start) ctx.metrics.resumes.inc();
 
     const credential = admitted.credential;
-    const api = admitted.api;
     const recheck = credential
       ? async (): Promise<boolean> => {
           const principal = await ctx.auth.verify(credential);
           return principal !== null && ctx.auth.authorize(api, principal).ok;
         }
-      : async (): Promise<boolean> => true;
+      : undefined;
 
     reply.hijack();
     const res = reply.raw;
@@ -132,29 +138,46 @@ export function streamHandler(ctx: GatewayContext, sagas: SagaRoutes) {
     // one-shot requests; streams have their own liveness (heartbeat and stallTimeout).
     // (`fastify.inject`'s socket has no setTimeout: there is no connection to keep alive.)
     request.raw.socket.setTimeout?.(0);
-    const loop = new StreamLoop(
+    const member = new StreamMember(
       shared,
+      { requestId: request.id, principal: admitted.principal, client, ...(recheck ? { recheck } : {}) },
+      res,
+    );
+    // Counted now, with the time to the headers: onResponse only runs when the stream ends.
+    request.streamed = true;
+    ctx.metrics.observeRequest('stream', api.prefix, 200, reply.elapsedTime / 1000);
+    // The client may have gone while we were checking: then no 'close' is coming any more.
+    if (res.destroyed || request.raw.socket.destroyed) {
+      member.stop();
+      return reply;
+    }
+    const body = usesBody(request.method);
+    const runner = api.settings.runner;
+    const base = shareBase({
+      share,
+      api: api.prefix,
+      principal: admitted.principal,
+      runner,
+      method: request.method,
+      path,
+      input,
+      query,
+      body,
+    });
+    groups.start(
+      member,
       {
-        runner: api.settings.runner,
+        runner,
         method: request.method,
         path,
         input,
         query,
-        requestId: request.id,
-        principal: admitted.principal,
-        caller,
-        client,
-        ...(start ? { start } : {}),
-        recheck,
+        binding: caller,
+        ...(base !== undefined ? { base } : {}),
+        anonymous: share === 'all',
       },
-      res,
+      start ? { previous: start.previous, skip: start.index + 1 } : { skip: 0 },
     );
-    // The client may have gone while we were checking: then no 'close' is coming any more.
-    if (res.destroyed || request.raw.socket.destroyed) loop.stop();
-    // Counted now, with the time to the headers: onResponse only runs when the stream ends.
-    request.streamed = true;
-    ctx.metrics.observeRequest('stream', api.prefix, 200, reply.elapsedTime / 1000);
-    void loop.run();
     return reply;
   };
 }

@@ -1,0 +1,492 @@
+import { Cancel } from '../../core/cancel.js';
+import { toErrorInfo } from '../../core/errors.js';
+import { isObject } from '../../core/path.js';
+import type { SagaRequest, SagaResult } from '../../core/types.js';
+import { MAX_NEXT_JSON } from './cursor.js';
+import { failureProblem } from '../request/outcome.js';
+import { problemFor, type Problem } from '../http/problem.js';
+import type { MemberHolder, StreamMember, StreamShared } from './member.js';
+import { pollKey } from './share.js';
+import { waitFor } from './wait.js';
+import { entryData, formatEvent } from './writer.js';
+
+/**
+ * The SSE loop (DESIGN §7), run by a poll group: one or more streams whose next poll is the same
+ * saga run (share.ts). The group runs the saga, encodes each `list` entry once as an event whose
+ * id is a cursor token, writes the events to every member, then either ends (`continue` is not
+ * true) or waits and runs again with `previous` = the last `next`. Invariants:
+ * - at most one saga run in flight per group; its signal is aborted the moment the last member
+ *   goes, and the group's timer is cleared: nothing outlives the last member;
+ * - every member gets each entry exactly once and in order. A member only joins a group at a
+ *   poll boundary where the group's next poll is the member's own next poll: a waiting group
+ *   whose `previous` equals the member's (after the member delivered its own last batch), or,
+ *   for a new connection without a cursor, a group whose first poll is in flight;
+ * - a group of one behaves as a stream alone always did: no poll while its socket has unsent data,
+ *   at most `maxBuffered` queued, closed after `stallTimeout` of a full socket;
+ * - a shared group never waits for one member: a batch that does not fit in a member's
+ *   `maxBuffered` is written up to what fits, and a member whose socket has not drained when the
+ *   next poll is due (or, for polls less than DRAIN_GRACE_MS apart, that much after the last
+ *   batch) is detached: it continues as a group of its own from its last delivered cursor, with
+ *   the backpressure rules above (so it is closed after `stallTimeout` with a resumable cursor);
+ * - the credential of every member is checked again before every poll after its first.
+ */
+
+/**
+ * How long a shared group whose polls follow each other faster than this waits for its members
+ * to drain before it detaches the ones that did not (a feed polled every second or slower waits
+ * for nobody: it polls on time). Without it, a feed polled again at once would detach every
+ * member whose socket had not emptied in the same instant.
+ */
+export const DRAIN_GRACE_MS = 200;
+
+/** The parameters every member of a group has in common. */
+export interface GroupScope {
+  runner: string;
+  method: string;
+  /** saga path (also what cursors are bound to) */
+  path: string;
+  input: Record<string, unknown>;
+  query: Record<string, unknown>;
+  /** cursor binding of the group's tokens (share.ts shareBinding) */
+  binding: string;
+  /** the group key without `previous` (share.ts shareBase); undefined: shares with nobody */
+  base?: string;
+  /** `all`: the saga runs with no user */
+  anonymous: boolean;
+}
+
+/** Where a new group starts: the `previous` of its first poll and the entries of that batch already delivered. */
+export interface GroupStart {
+  previous?: unknown;
+  skip: number;
+}
+
+/** The groups of one gateway, by the key of their next poll. */
+export class PollGroups {
+  /** groups asleep until their next poll: a member whose next poll has the same key may join */
+  readonly waiting = new Map<string, PollGroup>();
+  /** groups whose first-batch poll (skip 0) is in flight: a new connection without a cursor may join */
+  readonly running = new Map<string, PollGroup>();
+
+  constructor(readonly shared: StreamShared) {}
+
+  /** Serve a new stream: join a first poll in flight when it has no cursor, else poll alone until it can join. */
+  start(member: StreamMember, scope: GroupScope, start: GroupStart): void {
+    if (scope.base !== undefined && start.skip === 0 && start.previous === undefined) {
+      const live = this.running.get(pollKey(scope.base, undefined));
+      if (live?.accepts()) {
+        live.add(member);
+        return;
+      }
+    }
+    void new PollGroup(this, scope, member, start).run();
+  }
+}
+
+/** One group: its members and its loop. */
+export class PollGroup implements MemberHolder {
+  private readonly members = new Set<StreamMember>();
+  private readonly shared: StreamShared;
+  private previous: unknown;
+  private skip: number;
+  private halted = false;
+  private poll?: Cancel;
+  /** saga runs made by this group so far (each poll is a run with its own id) */
+  private runs = 0;
+  private timer?: NodeJS.Timeout;
+  private wake?: () => void;
+  private waitingKey?: string;
+  private runningKey?: string;
+  /** until when a shared group waits for members to drain before its next poll */
+  private graceUntil = 0;
+  /** the run's own parameters come from the member that started the group */
+  private readonly founder: StreamMember['spec'];
+
+  constructor(
+    private readonly hub: PollGroups,
+    private readonly scope: GroupScope,
+    founder: StreamMember,
+    start: GroupStart,
+  ) {
+    this.shared = hub.shared;
+    this.founder = founder.spec;
+    this.previous = start.previous;
+    this.skip = start.skip;
+    this.shared.metrics.streamGroups++;
+    this.add(founder);
+  }
+
+  /** Whether a member may still join (the group has not stopped). */
+  accepts(): boolean {
+    return !this.halted;
+  }
+
+  /** Take a member in; it gets this group's next batch. */
+  add(member: StreamMember): void {
+    const { metrics } = this.shared;
+    this.members.add(member);
+    member.group = this;
+    const n = this.members.size;
+    if (n === 2) {
+      metrics.sharedGroups++;
+      metrics.sharedMembers += 2;
+    } else if (n > 2) metrics.sharedMembers++;
+  }
+
+  /** A member went away (its stop): the group stops with its last member. */
+  leave(member: StreamMember): void {
+    this.remove(member);
+    if (this.members.size === 0) this.halt();
+  }
+
+  private remove(member: StreamMember): void {
+    if (!this.members.delete(member)) return;
+    if (member.group === this) member.group = undefined;
+    const { metrics } = this.shared;
+    const n = this.members.size;
+    if (n === 1) {
+      metrics.sharedGroups--;
+      metrics.sharedMembers -= 2;
+    } else if (n > 1) metrics.sharedMembers--;
+  }
+
+  /** Stop the loop: abort the run in flight, clear the timer, unregister, stop the members left. Idempotent. */
+  private halt(): void {
+    if (this.halted) return;
+    this.halted = true;
+    this.shared.metrics.streamGroups--;
+    this.disarm();
+    this.poll?.abort();
+    this.wake?.();
+    this.unregister();
+    for (const m of [...this.members]) m.stop();
+  }
+
+  private unregister(): void {
+    if (this.waitingKey !== undefined && this.hub.waiting.get(this.waitingKey) === this)
+      this.hub.waiting.delete(this.waitingKey);
+    if (this.runningKey !== undefined && this.hub.running.get(this.runningKey) === this)
+      this.hub.running.delete(this.runningKey);
+    this.waitingKey = undefined;
+    this.runningKey = undefined;
+  }
+
+  /** Run the loop until the stream ends, the last member goes, or the group merges into another. */
+  async run(): Promise<void> {
+    const { settings, cursors, log } = this.shared;
+    const { path, binding } = this.scope;
+    try {
+      while (!this.halted && (await this.gate())) {
+        const previous = this.previous;
+        const skip = this.skip;
+        const result = await this.runSaga(previous, skip);
+        if (this.halted) break;
+        if (result.outcome === 'FAIL' || result.outcome === 'TIMEOUT') {
+          this.fail(failureProblem(result, this.founder.requestId), previous);
+          break;
+        }
+        const response = isObject(result.response) ? result.response : {};
+        const list = Array.isArray(response['list']) ? (response['list'] as unknown[]) : [];
+        const end = Math.min(list.length, skip + settings.maxEntries);
+        const tokens = cursors.batch(path, binding, previous, end);
+        const events = this.format(list, skip, end, (i) => tokens.entry(i));
+        if (events === undefined) {
+          log.warn({ requestId: this.founder.requestId }, 'stream poll over gateway.limits.maxResponse');
+          const detail = 'a poll of this stream is larger than gateway.limits.maxResponse';
+          this.fail(problemFor('RESPONSE_TOO_LARGE', this.founder.requestId, detail), previous);
+          break;
+        }
+        this.shared.metrics.entriesEncoded.inc(end - skip);
+        if (end < list.length) {
+          await this.deliver(events, previous, skip, end - skip);
+          // An oversized batch: the rest comes from re-running the same `previous` (as a resume would).
+          this.skip = end;
+          continue;
+        }
+        this.skip = 0;
+        if (response['continue'] !== true) {
+          events.push(formatEvent({ event: 'end', id: tokens.end(), data: '{"reason":"complete"}' }));
+          await this.deliver(events, previous, skip, end - skip);
+          break;
+        }
+        await this.deliver(events, previous, skip, end - skip);
+        if (this.halted || this.members.size === 0) break;
+        const next = response['next'];
+        if (next !== undefined && next !== null) {
+          if ((JSON.stringify(next)?.length ?? 0) > MAX_NEXT_JSON) {
+            const detail = 'the saga answered a next longer than 4 KB as JSON';
+            this.fail(problemFor('STREAM_NEXT_TOO_LARGE', this.founder.requestId, detail), previous);
+            break;
+          }
+          this.previous = next;
+        }
+        const ms = waitFor(response['wait'], settings, (value) =>
+          log.warn(
+            { requestId: this.founder.requestId, wait: String(value).slice(0, 64) },
+            'invalid stream wait ignored',
+          ),
+        );
+        if (this.settle()) return;
+        this.graceUntil = Date.now() + Math.max(ms, DRAIN_GRACE_MS);
+        await this.sleep(ms);
+        this.unregister();
+      }
+    } catch (err) {
+      log.error({ err, requestId: this.founder.requestId }, 'stream loop failed');
+      if (!this.halted) this.fail(problemFor('INTERNAL', this.founder.requestId), this.previous);
+    } finally {
+      this.halt();
+    }
+  }
+
+  /**
+   * After a batch: join the group that sleeps until the same next poll, if there is one (then
+   * this loop ends, true), else sleep as the group others may join.
+   */
+  private settle(): boolean {
+    const base = this.scope.base;
+    if (base === undefined || this.skip !== 0 || this.members.size === 0) return false;
+    const key = pollKey(base, this.previous);
+    const other = this.hub.waiting.get(key);
+    if (other !== undefined && other !== this && other.accepts()) {
+      for (const m of [...this.members]) {
+        this.remove(m);
+        m.fresh = false;
+        other.add(m);
+      }
+      return true;
+    }
+    this.hub.waiting.set(key, this);
+    this.waitingKey = key;
+    return false;
+  }
+
+  /**
+   * Before a poll: check the credential of every member that needs it (a refused one gets
+   * `event: error` UNAUTHORIZED and goes; the others go on), then wait for the sockets to
+   * drain: alone, as long as `stallTimeout`; shared, until the grace ends, then detach the
+   * members still full. False when no member is left.
+   */
+  private async gate(): Promise<boolean> {
+    const due: StreamMember[] = [];
+    for (const m of this.members) {
+      if (m.fresh) m.fresh = false;
+      else if (m.spec.recheck) due.push(m);
+    }
+    if (due.length > 0) {
+      const verdicts = await Promise.all(due.map((m) => m.spec.recheck!().catch(() => false)));
+      let end: string | undefined;
+      const endToken = (): string =>
+        (end ??= this.shared.cursors.batch(this.scope.path, this.scope.binding, this.previous).end());
+      due.forEach((m, i) => {
+        if (verdicts[i] || m.isClosed) return;
+        m.sendError(problemFor('UNAUTHORIZED', m.spec.requestId), endToken);
+        m.stop();
+      });
+    }
+    if (this.halted || this.members.size === 0) return false;
+    if (this.members.size === 1) {
+      const [only] = this.members;
+      return only!.drained();
+    }
+    let full = [...this.members].filter((m) => m.res.writableNeedDrain);
+    if (full.length === 0) return true;
+    const left = this.graceUntil - Date.now();
+    if (left > 0) await this.drains(full, left);
+    full = full.filter((m) => !m.isClosed && m.res.writableNeedDrain);
+    for (const m of full) this.detach(m, this.previous, this.skip, true);
+    return !this.halted && this.members.size > 0;
+  }
+
+  /** Resolves when every member of `full` has drained, or after `ms`. */
+  private drains(full: StreamMember[], ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let pending = full.length;
+      const onDrain = (): void => {
+        if (--pending === 0) done();
+      };
+      const done = (): void => {
+        for (const m of full) m.res.off('drain', onDrain);
+        this.disarm();
+        this.wake = undefined;
+        resolve();
+      };
+      for (const m of full) m.res.once('drain', onDrain);
+      this.wake = done;
+      this.arm(ms, done);
+    });
+  }
+
+  /** Let `member` go on alone from (`previous`, `skip`), as a group of its own. */
+  private detach(member: StreamMember, previous: unknown, skip: number, fresh: boolean): void {
+    this.remove(member);
+    member.fresh = fresh;
+    this.shared.metrics.detached.inc();
+    this.shared.log.info({ requestId: member.spec.requestId }, 'stream detached from its poll group');
+    void new PollGroup(this.hub, this.scope, member, { previous, skip }).run();
+  }
+
+  /**
+   * Write a batch (`events`, holding `entries` entries from index `from` of the batch that
+   * `previous` produced) to every member. Alone: with backpressure (member.send). Shared: the
+   * bytes are encoded once and written to every member that has room for them; a member that
+   * has not gets what fits and is detached at that point.
+   */
+  private async deliver(events: string[], previous: unknown, from: number, entries: number): Promise<void> {
+    const { metrics } = this.shared;
+    if (this.members.size === 1) {
+      const [only] = this.members;
+      if (await only!.send(events)) {
+        metrics.entriesWritten.inc(entries);
+        metrics.memberPolls.inc();
+      }
+      return;
+    }
+    const text = events.join('');
+    if (text === '') {
+      metrics.memberPolls.inc(this.members.size);
+      return;
+    }
+    const bytes = Buffer.from(text, 'utf8');
+    let served = 0;
+    for (const m of [...this.members]) {
+      if (bytes.length <= m.room) {
+        m.write(bytes, events.length, bytes.length);
+        served++;
+        continue;
+      }
+      const j = this.writePrefix(m, events);
+      metrics.entriesWritten.inc(Math.min(j, entries));
+      this.detach(m, previous, from + j, false);
+    }
+    metrics.entriesWritten.inc(entries * served);
+    metrics.memberPolls.inc(served);
+  }
+
+  /** Write the events that fit in the member's room (at least one into an empty buffer); returns how many. */
+  private writePrefix(m: StreamMember, events: string[]): number {
+    let room = m.room;
+    let j = 0;
+    let chunk = '';
+    let bytes = 0;
+    for (const ev of events) {
+      const n = Buffer.byteLength(ev);
+      if (n > room && !(j === 0 && m.res.writableLength === 0)) break;
+      chunk += ev;
+      bytes += n;
+      room -= n;
+      j++;
+    }
+    m.write(chunk, j, bytes);
+    return j;
+  }
+
+  /** Send `problem` as `event: error` to every member, then end them. */
+  private fail(problem: Problem, previous: unknown): void {
+    let end: string | undefined;
+    const endToken = (): string =>
+      (end ??= this.shared.cursors.batch(this.scope.path, this.scope.binding, previous).end());
+    for (const m of [...this.members]) {
+      m.sendError(problem, endToken);
+      m.stop();
+    }
+  }
+
+  private async runSaga(previous: unknown, skip: number): Promise<SagaResult> {
+    const { service, metrics, timeoutMs } = this.shared;
+    const { scope, founder } = this;
+    if (scope.base !== undefined && skip === 0 && previous === undefined) {
+      const key = pollKey(scope.base, previous);
+      if (!this.hub.running.has(key)) {
+        this.hub.running.set(key, this);
+        this.runningKey = key;
+      }
+    }
+    const poll = new Cancel();
+    this.poll = poll;
+    const input = previous === undefined ? scope.input : { ...scope.input, previous };
+    const req: SagaRequest = {
+      method: scope.method,
+      path: scope.path,
+      input,
+      query: scope.query,
+      requestId: founder.requestId,
+      // every poll is a run of its own: its idempotency keys must not collide with the last poll's
+      runId: `${founder.requestId}.${++this.runs}`,
+      // `all`: one run serves every caller, so it runs as nobody ($user and @.user are empty).
+      user: scope.anonymous ? null : founder.principal,
+      ...(scope.anonymous ? {} : { caller: founder.client }),
+      deadline: Date.now() + timeoutMs,
+      cancel: poll,
+      get signal(): AbortSignal {
+        return poll.signal;
+      },
+    };
+    metrics.polls.inc();
+    metrics.streamRuns++;
+    try {
+      return await service.run(scope.runner, req);
+    } catch (err) {
+      return { outcome: 'FAIL', http: 500, error: toErrorInfo(err) };
+    } finally {
+      metrics.streamRuns--;
+      if (this.poll === poll) this.poll = undefined;
+      this.unregister();
+    }
+  }
+
+  /**
+   * The events of entries `from..end-1` of a poll, or undefined when they pass
+   * `gateway.limits.maxResponse` (formatting stops there: an oversized poll costs at most the
+   * budget in text).
+   */
+  private format(list: unknown[], from: number, end: number, id: (i: number) => string): string[] | undefined {
+    const max = this.shared.maxResponse;
+    const events: string[] = [];
+    let units = 0;
+    for (let i = from; i < end; i++) {
+      const event = formatEvent({ id: id(i), data: entryData(list[i]) });
+      units += event.length;
+      // UTF-16 code units never exceed UTF-8 bytes: past the budget in units is past it in bytes
+      if (units > max) return undefined;
+      events.push(event);
+    }
+    if (units * 3 > max) {
+      let bytes = 0;
+      for (const event of events) bytes += Buffer.byteLength(event, 'utf8');
+      if (bytes > max) return undefined;
+    }
+    return events;
+  }
+
+  private arm(ms: number, fn: () => void): void {
+    this.disarm();
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.shared.metrics.streamTimers--;
+      fn();
+    }, ms);
+    this.shared.metrics.streamTimers++;
+  }
+
+  private disarm(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.shared.metrics.streamTimers--;
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (this.halted) return resolve();
+      this.wake = () => {
+        this.disarm();
+        resolve();
+      };
+      this.arm(ms, () => resolve());
+    }).finally(() => {
+      this.wake = undefined;
+    });
+  }
+}

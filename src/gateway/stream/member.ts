@@ -1,0 +1,193 @@
+import type { ServerResponse } from 'node:http';
+import type { FastifyBaseLogger } from 'fastify';
+import type { StreamSettings } from '../../config/settings.js';
+import { ERROR_CODES, isKnownCode } from '../../core/errors.js';
+import type { Principal } from '../../core/types.js';
+import type { SagaService } from '../../core/messages.js';
+import type { CursorCodec } from './cursor.js';
+import type { GatewayMetrics } from '../http/metrics.js';
+import type { Problem } from '../http/problem.js';
+import type { StreamRegistry } from './limits.js';
+import { formatComment, formatEvent } from './writer.js';
+
+/**
+ * One client's SSE connection (DESIGN §7): its socket, heartbeat, backpressure and errors. The
+ * polling is done by the poll group it belongs to (group.ts), alone or shared with other
+ * streams. Invariants kept here:
+ * - no more than `maxBuffered` bytes queued by `send`; a socket that stays full for
+ *   `stallTimeout` is closed (the client resumes with its cursor, losing nothing);
+ * - no ping into a full socket;
+ * - `stop()` (which the socket's close calls) clears every timer of the member and leaves the
+ *   group, which stops its own loop when it has no member left.
+ */
+
+/** Reconnection delay suggested to clients after a retryable `event: error`. */
+export const ERROR_RETRY_MS = 5000;
+
+function isRetryable(code: string): boolean {
+  return isKnownCode(code) && ERROR_CODES[code].retryable;
+}
+
+/** What every stream of one gateway shares. */
+export interface StreamShared {
+  settings: StreamSettings;
+  timeoutMs: number;
+  /** `gateway.limits.maxResponse`: the most one poll may send */
+  maxResponse: number;
+  service: SagaService;
+  cursors: CursorCodec;
+  registry: StreamRegistry;
+  metrics: GatewayMetrics;
+  log: FastifyBaseLogger;
+}
+
+/** One client's own parameters. */
+export interface MemberSpec {
+  requestId: string;
+  principal: Principal;
+  /** admission key of the caller */
+  client: string;
+  /** re-authenticates before a poll; false ends this stream with UNAUTHORIZED (undefined: nothing to check) */
+  recheck?: () => Promise<boolean>;
+}
+
+/** What a member's group must know when the member goes. */
+export interface MemberHolder {
+  leave(member: StreamMember): void;
+}
+
+/** A client's open stream. */
+export class StreamMember {
+  private closed = false;
+  private heartbeat: NodeJS.Timeout;
+  private stall?: NodeJS.Timeout;
+  private wake?: () => void;
+  /** the poll group serving this stream */
+  group?: MemberHolder;
+  /** auth was just checked (on connect, or before the poll it was detached from): the next poll skips the recheck */
+  fresh = true;
+
+  constructor(
+    private readonly shared: StreamShared,
+    readonly spec: MemberSpec,
+    readonly res: ServerResponse,
+  ) {
+    this.heartbeat = setTimeout(this.ping, shared.settings.heartbeatMs);
+    shared.metrics.streamTimers++;
+    shared.registry.add(this);
+    shared.metrics.activeStreams++;
+    res.on('close', this.stop);
+  }
+
+  /** whether the stream ended */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Bytes that the member can still take before `maxBuffered`. */
+  get room(): number {
+    return this.shared.settings.maxBuffered - this.res.writableLength;
+  }
+
+  /** Stop now: clear timers, release the slot, leave the group, end the response. Idempotent. */
+  readonly stop = (): void => {
+    if (this.closed) return;
+    this.closed = true;
+    const { registry, metrics } = this.shared;
+    clearTimeout(this.heartbeat);
+    metrics.streamTimers--;
+    this.wake?.();
+    registry.release(this.spec.client, this);
+    metrics.activeStreams--;
+    this.group?.leave(this);
+    if (!this.res.writableEnded) this.res.end();
+  };
+
+  /**
+   * Write a poll's events without queueing more than `maxBuffered` bytes for the socket (at least
+   * one event per write, so a larger event still goes out alone). Once the socket stops taking
+   * data, waits for it to drain; a socket that stays full for `stallTimeout` is closed, and the
+   * client resumes after the last event it received. False when the stream closed.
+   */
+  async send(events: string[]): Promise<boolean> {
+    const max = this.shared.settings.maxBuffered;
+    let i = 0;
+    while (i < events.length) {
+      if (this.res.writableNeedDrain && !(await this.drained())) return false;
+      if (this.closed) return false;
+      const room = max - this.res.writableLength;
+      let chunk = events[i++]!;
+      let n = 1;
+      // One write per chunk: one syscall for many small events instead of one per event.
+      while (i < events.length && chunk.length + events[i]!.length <= room) {
+        chunk += events[i++]!;
+        n++;
+      }
+      this.write(chunk, n, Buffer.byteLength(chunk));
+    }
+    return !this.closed;
+  }
+
+  /** Write `chunk` (`bytes` long) holding `events` events (0 for a comment); nothing for an empty chunk. */
+  write(chunk: string | Buffer, events: number, bytes: number): void {
+    if (this.closed || bytes === 0) return;
+    const { metrics } = this.shared;
+    this.res.write(chunk);
+    this.heartbeat.refresh();
+    metrics.bytes.inc(bytes);
+    metrics.events.inc(events);
+  }
+
+  /**
+   * `event: error` with the problem. Browsers reconnect by themselves after any close, so the
+   * event also says what that reconnect should do: for a retryable code it carries no id (the
+   * reconnect resumes after the last entry) and `retry` slows the reconnect down; otherwise its
+   * id is the final token (`endToken`), so the reconnect gets 204 and the EventSource stops
+   * instead of hammering a saga that will fail again.
+   */
+  sendError(problem: Problem, endToken: () => string): void {
+    const data = JSON.stringify(problem);
+    const text = isRetryable(problem.code)
+      ? formatEvent({ event: 'error', retry: ERROR_RETRY_MS, data })
+      : formatEvent({ event: 'error', id: endToken(), data });
+    this.write(text, 1, Buffer.byteLength(text));
+  }
+
+  private readonly ping = (): void => {
+    if (this.closed) return;
+    // A full socket gets no ping: it would only grow the buffer; the stall timer handles it.
+    if (!this.res.writableNeedDrain) {
+      const text = formatComment('ping');
+      this.write(text, 0, text.length);
+    }
+    this.heartbeat.refresh();
+  };
+
+  /** Resolves true once the socket has drained, false when it closed or stalled for `stallTimeout` (then it is closed). */
+  drained(): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    if (!this.res.writableNeedDrain) return Promise.resolve(true);
+    const { metrics, settings } = this.shared;
+    return new Promise<boolean>((resolve) => {
+      const done = (ok: boolean): void => {
+        this.res.off('drain', onDrain);
+        if (this.stall !== undefined) {
+          clearTimeout(this.stall);
+          this.stall = undefined;
+          metrics.streamTimers--;
+        }
+        this.wake = undefined;
+        resolve(ok && !this.closed);
+      };
+      const onDrain = (): void => done(true);
+      this.wake = () => done(false);
+      this.res.on('drain', onDrain);
+      this.stall = setTimeout(() => {
+        this.shared.log.info({ requestId: this.spec.requestId }, 'stream stalled; closing');
+        done(false);
+        this.res.destroy();
+      }, settings.stallTimeoutMs);
+      metrics.streamTimers++;
+    });
+  }
+}

@@ -1,0 +1,76 @@
+import type { ShareScope } from '../../config/settings.js';
+import { cursorBinding } from '../../core/caller.js';
+import type { Principal } from '../../core/types.js';
+
+/**
+ * Which streams may share one saga run per poll (issue 11, docs/streams.md#shared-polls).
+ *
+ * Two streams share a poll when their next poll would be the same saga run: same runner,
+ * method, saga path, INPUT (canonical JSON, so key order does not matter), query (for body
+ * methods, where `@.request.query` is not part of INPUT), `previous`, and share scope:
+ * - `caller`: the same cursor binding (`jwt:<principal>`, `key:<name>`, or `anon`) and the same
+ *   roles, so the run that the group makes with one member's principal is the run any member's
+ *   own loop would have made (the saga may read `@.user.roles`);
+ * - `all`: every caller of the API; the run has no user, and cursor tokens are bound to the API
+ *   (`api:<prefix>`), not to a caller;
+ * - `off`: no key, no sharing (each stream polls alone, as before issue 11).
+ */
+
+/** Where the group key of a stream comes from. */
+export interface ShareInput {
+  share: ShareScope;
+  /** the API's normalised prefix */
+  api: string;
+  principal: Principal;
+  runner: string;
+  method: string;
+  path: string;
+  input: Record<string, unknown>;
+  query: Record<string, unknown>;
+  /** whether INPUT is the body (then the query is part of the key too) */
+  body: boolean;
+}
+
+/** The cursor binding of a stream: the API for `all`, the caller otherwise (tokens resume in their scope only). */
+export function shareBinding(share: ShareScope, api: string, principal: Principal): string {
+  return share === 'all' ? `api:${api}` : cursorBinding(principal);
+}
+
+const MAX_DEPTH = 64;
+
+/**
+ * JSON with object keys sorted, so that `{a,b}` and `{b,a}` are one key. Input comes from a
+ * parsed query or a body the gateway already bounded (`bodyLimit`), so its size is bounded; its
+ * depth is bounded here (deeper values are written as they come, which only costs sharing).
+ */
+export function canonicalJson(value: unknown, depth = 0): string {
+  if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return '[' + value.map((v) => canonicalJson(v, depth + 1)).join(',') + ']';
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj).sort();
+  let out = '{';
+  for (const k of keys) {
+    if (obj[k] === undefined) continue;
+    if (out.length > 1) out += ',';
+    out += JSON.stringify(k) + ':' + canonicalJson(obj[k], depth + 1);
+  }
+  return out + '}';
+}
+
+/**
+ * The part of a stream's group key that never changes (everything but `previous`), or
+ * undefined when the stream shares with nobody (`off`).
+ */
+export function shareBase(s: ShareInput): string | undefined {
+  if (s.share === 'off') return undefined;
+  const who =
+    s.share === 'all'
+      ? `all\n${s.api}`
+      : `caller\n${cursorBinding(s.principal)}\n${canonicalJson([...s.principal.roles].sort())}`;
+  return [who, s.runner, s.method, s.path, canonicalJson(s.input), s.body ? canonicalJson(s.query) : ''].join('\n');
+}
+
+/** The group key of a stream whose next poll has `previous` (undefined = the first poll). */
+export function pollKey(base: string, previous: unknown): string {
+  return previous === undefined ? base + '\n-' : base + '\n=' + canonicalJson(previous);
+}
