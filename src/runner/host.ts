@@ -5,6 +5,7 @@ import { SagawayError, toErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { SagaRequest, SagaResult } from '../core/types.js';
 import type { State } from '../states/state.js';
+import { TraceBus } from '../core/trace.js';
 import { LocalSystem } from '../systems/local.js';
 import type { NatsHub } from '../systems/nats/hub.js';
 import type { ServeObserver } from '../systems/nats/serve.js';
@@ -47,6 +48,8 @@ export class Host implements SagaService {
   hub: NatsHub | undefined;
   /** id of this process (journal owner, NATS reply routes) */
   readonly instance: string;
+  /** run traces of the hosted runners (the console listens; nothing is traced otherwise) */
+  readonly traces: TraceBus;
   private readonly states = new Map<string, State>();
   private resumeTimer: NodeJS.Timeout | undefined;
   private resuming = false;
@@ -54,6 +57,7 @@ export class Host implements SagaService {
 
   private constructor(private readonly options: HostOptions) {
     this.local = new LocalSystem('local', options.log);
+    this.traces = new TraceBus(options.settings.gateway?.console?.snapshotBytes);
     this.instance = randomBytes(9).toString('base64url').replace(/[-_]/g, 'x');
   }
 
@@ -194,6 +198,7 @@ export class Host implements SagaService {
         log,
         state: this.state,
         route: (event, cancel) => this.route(event, cancel),
+        traces: this.traces,
         ...(settings.journal !== undefined
           ? {
               journal: new Journal(

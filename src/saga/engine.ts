@@ -5,6 +5,7 @@ import type { Logger } from '../core/logger.js';
 import { isObject } from '../core/path.js';
 import type { EventStatus, Payload, RequestContext, SagaResult } from '../core/types.js';
 import type { EventMessage, EventReply } from '../core/messages.js';
+import type { StepTracer } from '../core/trace.js';
 import { conditionValue } from './expression.js';
 import {
   selectLink,
@@ -16,6 +17,7 @@ import {
   type SuccessStep,
   type TransformStep,
 } from './graph.js';
+import { traceStep } from './trace-step.js';
 import { responseOf, writeEventOutput, writeOutput, writeParsedOutput } from './payload.js';
 
 /** What the engine needs from the runner that orchestrates the saga. */
@@ -49,6 +51,8 @@ export interface SagaRun {
   journal?: (next: string, payload: Payload, context: RequestContext) => Promise<void>;
   /** Continue a journaled run: start at `step` with `payload` instead of the start step. */
   resume?: { step: string; payload: Payload };
+  /** Told about every step when someone traces runs (the console); absent = no trace work at all. */
+  trace?: StepTracer;
 }
 
 const TIMED_OUT = Symbol('saga timeout');
@@ -119,7 +123,9 @@ async function loop(deps: EngineDeps, run: SagaRun, runId: string, cancel: Cance
         http: 500,
       });
     }
+    const began = run.trace === undefined ? 0 : performance.now();
     const result = await runStep(scope, step, state);
+    if (run.trace !== undefined) traceStep(run.trace, step, result, state.payload, began);
     if ('end' in result) return result.end;
     const next = route(scope, step, state, result);
     if ('end' in next) return next.end;

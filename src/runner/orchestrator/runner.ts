@@ -7,6 +7,7 @@ import { SagawayError, toErrorInfo } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { Payload, Principal, RequestContext, SagaRequest, SagaResult } from '../../core/types.js';
 import { roleRefusal } from '../../core/roles.js';
+import type { StepTracer, TraceBus } from '../../core/trace.js';
 import { runSaga } from '../../saga/engine.js';
 import type { CompiledSaga } from '../../saga/graph.js';
 import type { State } from '../../states/state.js';
@@ -30,6 +31,8 @@ export interface RunnerDeps {
   route(event: EventMessage, cancel: Cancellable): Promise<EventReply>;
   /** the saga journal, when `runners.R.journal` names one */
   journal?: Journal;
+  /** the process's run traces (the console); runs are traced only while someone listens */
+  traces?: TraceBus;
 }
 
 /**
@@ -94,8 +97,27 @@ export class Runner {
       request: { method: req.method, path: req.path, id: req.requestId, query: req.query },
       user: req.user,
     };
-    if (this.deps.journal) return this.startJournaled(this.deps.journal, saga, input, context, req);
-    return this.start(saga, input, context, req.deadline, req.cancel ?? (req.signal && Cancel.fromSignal(req.signal)));
+    const tracer = this.deps.traces?.begin({
+      requestId: req.requestId,
+      runner: this.name,
+      sagaId: saga.id,
+      method: req.method,
+      path: req.path,
+    });
+    const running = this.deps.journal
+      ? this.startJournaled(this.deps.journal, saga, input, context, req, tracer?.step)
+      : this.start(
+          saga,
+          input,
+          context,
+          req.deadline,
+          req.cancel ?? (req.signal && Cancel.fromSignal(req.signal)),
+          tracer?.step,
+        );
+    if (tracer === undefined) return running;
+    const result = await running;
+    tracer.end(result);
+    return result;
   }
 
   /**
@@ -108,6 +130,7 @@ export class Runner {
     input: Record<string, unknown>,
     context: RequestContext,
     req: SagaRequest,
+    trace?: StepTracer,
   ): Promise<SagaResult> {
     const deadline = req.deadline;
     const runId = randomUUID();
@@ -130,6 +153,7 @@ export class Runner {
       deadline: deadline === undefined ? own : Math.min(deadline, own),
       runId,
       journal: journal.stepper(entry),
+      ...(trace ? { trace } : {}),
     });
     await journal.finish(entry, result);
     return result;
@@ -191,6 +215,7 @@ export class Runner {
     context: RequestContext,
     deadline?: number,
     cancel?: Cancellable,
+    trace?: StepTracer,
   ): Promise<SagaResult> {
     const own = Date.now() + saga.timeoutMs;
     return runSaga(
@@ -201,6 +226,7 @@ export class Runner {
         context,
         deadline: deadline === undefined ? own : Math.min(deadline, own),
         ...(cancel ? { cancel } : {}),
+        ...(trace ? { trace } : {}),
       },
     );
   }
