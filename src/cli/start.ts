@@ -26,6 +26,7 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
     log,
     ready: () => host.ready(),
     status: host.statusReader(),
+    traces: [host.traces],
   });
   const listenHost = options.host ?? settings.gateway.host;
   const address = await gateway.listen(port, listenHost);

@@ -92,17 +92,33 @@ export function snapshotOf(payload: unknown, maxBytes: number): string {
   return cut.replace(/\uFFFD$/, '') + '…';
 }
 
+/** Where finished runs can be listened to (a process's TraceBus, or the runners' traces over NATS). */
+export interface TraceSource {
+  /** Receive every finished run until the returned function is called. */
+  listen(listener: (run: RunRecord) => void): () => void;
+}
+
 /**
  * The traces of one process. `listen` registers a consumer of finished runs; `begin` starts a
- * run's trace only while one is registered, so an unwatched process pays one property read per run.
+ * run's trace only while one is registered, so an unwatched process pays one property read per
+ * run. Under load, at most `perSecond` runs a second are traced (a token bucket): the others run
+ * untraced, so a console left open costs a bounded amount whatever the traffic.
  */
-export class TraceBus {
+export class TraceBus implements TraceSource {
   private readonly listeners = new Set<(run: RunRecord) => void>();
+  private tokens: number;
+  private refilled = performance.now();
+  /** runs left untraced by the sampling since the start */
+  skipped = 0;
 
   constructor(
     /** bytes of one step's payload snapshot */
     private readonly snapshotBytes = 2048,
-  ) {}
+    /** runs traced per second at most */
+    private readonly perSecond = 50,
+  ) {
+    this.tokens = perSecond;
+  }
 
   /** Whether anyone listens (runs are traced). */
   get active(): boolean {
@@ -117,7 +133,7 @@ export class TraceBus {
 
   /** The trace of a run that starts now, or undefined when nobody listens. */
   begin(start: RunStart): RunTracer | undefined {
-    if (this.listeners.size === 0) return undefined;
+    if (this.listeners.size === 0 || !this.take()) return undefined;
     const at = Date.now();
     const began = performance.now();
     const steps: StepRecord[] = [];
@@ -143,6 +159,18 @@ export class TraceBus {
         this.emit(run);
       },
     };
+  }
+
+  private take(): boolean {
+    const now = performance.now();
+    this.tokens = Math.min(this.perSecond, this.tokens + ((now - this.refilled) / 1000) * this.perSecond);
+    this.refilled = now;
+    if (this.tokens < 1) {
+      this.skipped++;
+      return false;
+    }
+    this.tokens--;
+    return true;
   }
 
   /** Hand a finished run (also one that came from another process) to every listener. */

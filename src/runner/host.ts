@@ -57,7 +57,8 @@ export class Host implements SagaService {
 
   private constructor(private readonly options: HostOptions) {
     this.local = new LocalSystem('local', options.log);
-    this.traces = new TraceBus(options.settings.gateway?.console?.snapshotBytes);
+    const shown = options.settings.gateway?.console;
+    this.traces = new TraceBus(shown?.snapshotBytes, shown?.sample);
     this.instance = randomBytes(9).toString('base64url').replace(/[-_]/g, 'x');
   }
 
