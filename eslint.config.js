@@ -95,4 +95,22 @@ export default tseslint.config(
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', URL: 'readonly' } },
   },
+  // The console's page script runs in the browser (assets/console, docs/console.md).
+  {
+    files: ['assets/console/**/*.js'],
+    languageOptions: {
+      globals: {
+        document: 'readonly',
+        location: 'readonly',
+        fetch: 'readonly',
+        EventSource: 'readonly',
+        CSS: 'readonly',
+        URLSearchParams: 'readonly',
+        AbortController: 'readonly',
+        TextDecoderStream: 'readonly',
+        performance: 'readonly',
+        setInterval: 'readonly',
+      },
+    },
+  },
 );

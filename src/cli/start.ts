@@ -27,6 +27,7 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
     log,
     ready: () => host.ready(),
     status: host.statusReader(),
+    traces: [host.traces],
   });
   // the engine's tries and compensations, on the gateway's /metrics (one process, one registry)
   const engine = engineMetrics(gateway.metrics.registry);

@@ -7,6 +7,7 @@ import { compileApiRate, compileLimits, limitIssues } from './compile-limits.js'
 import { isLayerField } from './layer-fields.js';
 import type { RawConfig, RawEventMeta, RawRunner, RawState, RawSystem } from './schema.js';
 import {
+  DEFAULT_CONSOLE,
   DEFAULT_MAX_PAGE_BYTES,
   type GatewaySettings,
   type RunnerSettings,
@@ -76,6 +77,11 @@ export function compileSettings(
   const keyState = gateway.idempotency?.state;
   if (keyState !== undefined && !states[keyState]) {
     report(file, at('gateway', 'idempotency', 'state'), `unknown state "${keyState}"`);
+  }
+  // The console's path must not hide a route of the gateway itself.
+  const consolePath = gateway.console?.path ?? DEFAULT_CONSOLE.path;
+  if (/^\/(?:api|healthz|readyz|metrics)(?:\/|$)/.test(consolePath)) {
+    report(file, at('gateway', 'console', 'path'), `"${consolePath}" is a route of the gateway itself`);
   }
   for (const [name, message] of limitIssues(gateway.limits, raw.gateway?.limits)) {
     report(file, at('gateway', 'limits', name), message);
@@ -164,6 +170,13 @@ function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings {
       maxBody: parseSize(g.idempotency?.maxBody) ?? 256 * 1024,
     },
     openapi: g.openapi ?? true,
+    console: {
+      enabled: g.console?.enabled ?? DEFAULT_CONSOLE.enabled,
+      roles: g.console?.roles ?? DEFAULT_CONSOLE.roles,
+      path: g.console?.path ?? DEFAULT_CONSOLE.path,
+      sample: g.console?.sample ?? DEFAULT_CONSOLE.sample,
+      snapshotBytes: parseSize(g.console?.snapshot) ?? DEFAULT_CONSOLE.snapshotBytes,
+    },
   };
 }
 

@@ -429,6 +429,35 @@ export const GatewaySchema = Type.Object(
     openapi: Type.Optional(
       Type.Boolean({ description: 'serve the OpenAPI 3.1 document at GET /api/openapi.json; default true' }),
     ),
+    console: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean({ description: 'serve the console; default true' })),
+          roles: Type.Optional(
+            Type.Array(Type.String({ minLength: 1 }), {
+              description:
+                'roles a caller needs (same auth as the APIs); absent = loopback clients only, others get 404',
+            }),
+          ),
+          path: Type.Optional(
+            Type.String({
+              pattern: '^(/[A-Za-z0-9._~-]+)+$',
+              maxLength: 128,
+              description: 'where the console is served; default /console (and / redirects there)',
+            }),
+          ),
+          sample: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              description:
+                'trace records one process sends per second at most while a console watches; over it runs are sampled; default 50',
+            }),
+          ),
+          snapshot: Type.Optional(SizeOf('bytes of one step payload snapshot in a trace (longer ones are cut); default 2kb')),
+        },
+        { ...strict, description: 'the console: saga graphs, live runs, try-it (docs/console.md)' },
+      ),
+    ),
   },
   { ...strict, description: 'the HTTP front: port, host, auth, apis, stream, limits' },
 );

@@ -131,7 +131,32 @@ export interface GatewaySettings {
   idempotency?: IdempotencySettings;
   /** serve GET /api/openapi.json; the compiler fills in true, absent = the same */
   openapi?: boolean;
+  /** the console (docs/console.md); absent (hand-made settings) = the defaults */
+  console?: ConsoleSettings;
 }
+
+/** `gateway.console`: who may see the console, where, and how much its traces carry. */
+export interface ConsoleSettings {
+  /** default true */
+  enabled: boolean;
+  /** roles a caller needs; empty = loopback clients only */
+  roles: readonly string[];
+  /** default `/console` */
+  path: string;
+  /** trace records per second one process sends at most (over it, runs are sampled); default 50 */
+  sample: number;
+  /** bytes of one step's payload snapshot; default 2 KiB */
+  snapshotBytes: number;
+}
+
+/** The console's settings when the file sets none. */
+export const DEFAULT_CONSOLE: ConsoleSettings = Object.freeze({
+  enabled: true,
+  roles: Object.freeze([]) as readonly string[],
+  path: '/console',
+  sample: 50,
+  snapshotBytes: 2048,
+});
 
 export interface NatsSystemSettings {
   type: 'nats';

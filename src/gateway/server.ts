@@ -7,7 +7,9 @@ import Fastify, {
   type FastifyRequest,
   type onRequestHookHandler,
 } from 'fastify';
-import type { Settings } from '../config/settings.js';
+import { DEFAULT_CONSOLE, type Settings } from '../config/settings.js';
+import type { TraceSource } from '../core/trace.js';
+import { registerConsole } from './console/routes.js';
 import type { Logger } from '../core/logger.js';
 import type { SagaService } from '../core/messages.js';
 import { ApiMap, ROUTED_METHODS } from './apis/api-map.js';
@@ -43,6 +45,8 @@ export interface GatewayOptions {
   defaultMetrics?: boolean;
   /** the saga journals, for GET /api/status/<requestId>; absent = every status is 404 */
   status?: StatusSource;
+  /** where the console's live runs come from (the host's TraceBus, or runners' traces over NATS) */
+  traces?: readonly TraceSource[];
 }
 
 /** Live counters, for tests and diagnostics. */
@@ -261,6 +265,15 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   registerStatusRoute(app, ctx, options.status);
   if (settings.openapi !== false) registerOpenApi(app, options.settings);
   if (settings.static !== undefined) await registerStatic(app, settings.static);
+  const shown = settings.console ?? DEFAULT_CONSOLE;
+  const consoleFeed = shown.enabled
+    ? registerConsole(app, ctx, {
+        settings: options.settings,
+        console: shown,
+        traces: options.traces ?? [],
+        ...(options.status ? { status: options.status } : {}),
+      })
+    : undefined;
 
   // Sockets, so that closing can drop connections that never sent a request: Node counts them as
   // busy, and one of them (a client's spare pooled connection) would hold the close until its
@@ -282,6 +295,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     close(): Promise<void> {
       closing ??= (async () => {
         ctx.streams.stopAll();
+        consoleFeed?.close();
         const done = app.close();
         for (const socket of sockets) if (socket.bytesRead === 0) socket.destroy();
         // In-flight one-shot requests get at most their own timeout; then everything is cut.

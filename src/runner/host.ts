@@ -5,6 +5,7 @@ import { SagawayError, toErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { SagaRequest, SagaResult } from '../core/types.js';
 import type { State } from '../states/state.js';
+import { TraceBus } from '../core/trace.js';
 import { LocalSystem } from '../systems/local.js';
 import type { NatsHub } from '../systems/nats/hub.js';
 import type { ServeObserver } from '../systems/nats/serve.js';
@@ -52,6 +53,8 @@ export class Host implements SagaService {
   hub: NatsHub | undefined;
   /** id of this process (journal owner, NATS reply routes) */
   readonly instance: string;
+  /** run traces of the hosted runners (the console listens; nothing is traced otherwise) */
+  readonly traces: TraceBus;
   private readonly states = new Map<string, State>();
   private resumeTimer: NodeJS.Timeout | undefined;
   private resuming = false;
@@ -59,6 +62,8 @@ export class Host implements SagaService {
 
   private constructor(private readonly options: HostOptions) {
     this.local = new LocalSystem('local', options.log);
+    const shown = options.settings.gateway?.console;
+    this.traces = new TraceBus(shown?.snapshotBytes, shown?.sample);
     this.instance = randomBytes(9).toString('base64url').replace(/[-_]/g, 'x');
   }
 
@@ -201,6 +206,7 @@ export class Host implements SagaService {
         route: (event, cancel) => this.route(event, cancel),
         ...(this.options.engineObserver ? { observer: this.options.engineObserver } : {}),
         ...this.outcomesOf(settings, log),
+        traces: this.traces,
         ...(settings.journal !== undefined
           ? {
               journal: new Journal(

@@ -3,6 +3,7 @@ import { Cancel, type Cancellable } from '../core/cancel.js';
 import { httpFor, SagawayError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
 import { isObject } from '../core/path.js';
 import type { Payload, RequestContext, SagaResult } from '../core/types.js';
+import type { StepTracer } from '../core/trace.js';
 import type { EngineDeps } from './deps.js';
 import { conditionValue } from './expression.js';
 import {
@@ -15,6 +16,7 @@ import {
   type SuccessStep,
   type TransformStep,
 } from './graph.js';
+import { traceStep } from './trace-step.js';
 import { responseOf, writeEventOutput, writeOutput, writeParsedOutput } from './payload.js';
 import { realClock } from './retry.js';
 import { sendWithRetry } from './send.js';
@@ -56,6 +58,8 @@ export interface SagaRun {
   resumeUnwind?: UnwindState & { result: SagaResult };
   /** the payload to start with instead of `{ parameters: input }` (an onFail saga's) */
   payload?: Payload;
+  /** Told about every step when someone traces runs (the console); absent = no trace work at all. */
+  trace?: StepTracer;
 }
 
 const TIMED_OUT = Symbol('saga timeout');
@@ -170,7 +174,9 @@ async function loop(
         http: 500,
       });
     }
+    const began = run.trace === undefined ? 0 : performance.now();
     const result = await runStep(scope, step, state);
+    if (run.trace !== undefined) traceStep(run.trace, step, result, state.payload, began);
     if ('end' in result) return result.end;
     const next = route(scope, step, state, result);
     if ('end' in next) return next.end;

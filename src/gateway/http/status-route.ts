@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { toErrorInfo } from '../../core/errors.js';
 import type { AnyRunStatus } from '../../runner/status.js';
+import type { JournaledRun } from '../../runner/orchestrator/journal.js';
 import { callerKey } from '../../core/caller.js';
 import { ANONYMOUS } from '../auth/authenticator.js';
 import { extractCredential } from '../auth/credentials.js';
@@ -26,6 +27,8 @@ import { isSaneId } from './request-id.js';
 export interface StatusSource {
   /** `scope`: the caller's (core/caller.ts callerKey); `id`: a run id or the caller's correlation id */
   lookup(scope: string, id: string): Promise<AnyRunStatus | undefined>;
+  /** the latest runs, newest first (the console); absent = none listed */
+  recent?(limit: number): Promise<JournaledRun[]>;
 }
 
 /** Seconds a client is told to wait before retrying after a 503. */

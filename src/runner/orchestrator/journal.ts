@@ -363,6 +363,50 @@ export class JournalReader {
   }
 }
 
+/** A journaled run as the console lists it: who ran what, and how it ended (no payload, no response). */
+export interface JournaledRun {
+  requestId: string;
+  runner: string;
+  sagaId: string;
+  method?: string;
+  path?: string;
+  status: 'RUNNING' | 'DONE';
+  outcome?: SagaResult['outcome'];
+  http?: number;
+  errorCode?: string;
+  startedAt: number;
+  updatedAt: number;
+}
+
+/** The latest `limit` runs of the journals, newest first (the console). */
+export async function recentRuns(states: readonly State[], limit: number): Promise<JournaledRun[]> {
+  const pages = await Promise.all(
+    states.map((s) => s.list({ sort: '-updatedAt', limit: limit * 2 }).then((p) => p.list)),
+  );
+  return pages
+    .flat()
+    .map((rec) => rec.data)
+    .filter((d) => d['status'] === 'DONE' || d['status'] === 'RUNNING')
+    .map((d): JournaledRun => {
+      const result = isObject(d['result']) ? (d['result'] as unknown as SagaResult) : undefined;
+      const request = isObject(d['context']) && isObject(d['context']['request']) ? d['context']['request'] : {};
+      return {
+        requestId: String(d['requestId']),
+        runner: String(d['runner']),
+        sagaId: String(d['sagaId']),
+        ...(typeof request['method'] === 'string' ? { method: request['method'] } : {}),
+        ...(typeof request['path'] === 'string' ? { path: request['path'] } : {}),
+        status: d['status'] === 'DONE' ? 'DONE' : 'RUNNING',
+        ...(result ? { outcome: result.outcome, http: result.http } : {}),
+        ...(result?.error ? { errorCode: result.error.code } : {}),
+        startedAt: Number(d['startedAt']) || 0,
+        updatedAt: Number(d['updatedAt']) || 0,
+      };
+    })
+    .sort((a, b) => b.updatedAt - a.updatedAt)
+    .slice(0, limit);
+}
+
 function statusOf(data: Record<string, unknown>): RunStatus {
   const result = isObject(data['result']) ? (data['result'] as unknown as SagaResult) : undefined;
   const status = data['status'] === 'DONE' ? 'DONE' : 'RUNNING';

@@ -7,6 +7,7 @@ import { SagawayError, toErrorInfo } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { Payload, Principal, RequestContext, SagaRequest, SagaResult } from '../../core/types.js';
 import { roleRefusal } from '../../core/roles.js';
+import type { StepTracer, TraceBus } from '../../core/trace.js';
 import { runSaga, type EngineObserver } from '../../saga/engine.js';
 import type { CompiledSaga } from '../../saga/graph.js';
 import type { State } from '../../states/state.js';
@@ -36,6 +37,8 @@ export interface RunnerDeps {
   observer?: EngineObserver;
   /** distributed mode without a journal: where run outcomes are kept for /api/status (issue 13) */
   outcomes?: OutcomeRecorder;
+  /** the process's run traces (the console); runs are traced only while someone listens */
+  traces?: TraceBus;
 }
 
 /**
@@ -112,20 +115,41 @@ export class Runner {
     // The gateway names the run (its X-Request-Id, or one id per stream poll), so that the
     // idempotency keys and logs of the run carry the id the client got; else a fresh one.
     const runId = isRunId(req.runId) ? req.runId : randomUUID();
+    const tracer = this.deps.traces?.begin({
+      requestId: req.requestId,
+      runner: this.name,
+      sagaId: saga.id,
+      method: req.method,
+      path: req.path,
+    });
     const done = this.inFlight.add(req.requestId, saga.id);
     try {
-      if (this.deps.journal) return await this.startJournaled(this.deps.journal, saga, input, context, req, runId);
-      const cancel = req.cancel ?? (req.signal && Cancel.fromSignal(req.signal));
-      const outcomes = this.deps.outcomes;
-      if (!outcomes) return await this.start(saga, input, context, req.deadline, cancel, runId);
-      // Written before the result goes back, never awaited (systems/nats/outcomes.ts).
-      const handle = outcomes.begin(scopeOf(req), req.requestId, correlationOf(req));
-      const result = await this.start(saga, input, context, req.deadline, cancel, runId);
-      outcomes.end(handle, result);
+      const result = await this.startRun(saga, input, context, req, runId, tracer?.step);
+      tracer?.end(result);
       return result;
     } finally {
       done();
     }
+  }
+
+  /** A gateway run: journaled, else with its outcome recorded (distributed mode), else plain. */
+  private async startRun(
+    saga: CompiledSaga,
+    input: Record<string, unknown>,
+    context: RequestContext,
+    req: SagaRequest,
+    runId: string,
+    trace: StepTracer | undefined,
+  ): Promise<SagaResult> {
+    if (this.deps.journal) return this.startJournaled(this.deps.journal, saga, input, context, req, runId, trace);
+    const cancel = req.cancel ?? (req.signal && Cancel.fromSignal(req.signal));
+    const outcomes = this.deps.outcomes;
+    if (!outcomes) return this.start(saga, input, context, req.deadline, cancel, runId, trace);
+    // Written before the result goes back, never awaited (systems/nats/outcomes.ts).
+    const handle = outcomes.begin(scopeOf(req), req.requestId, correlationOf(req));
+    const result = await this.start(saga, input, context, req.deadline, cancel, runId, trace);
+    outcomes.end(handle, result);
+    return result;
   }
 
   /**
@@ -139,6 +163,7 @@ export class Runner {
     context: RequestContext,
     req: SagaRequest,
     runId: string,
+    trace?: StepTracer,
   ): Promise<SagaResult> {
     const deadline = req.deadline;
     const scope = scopeOf(req);
@@ -156,6 +181,7 @@ export class Runner {
       runId,
       journal: journal.stepper(entry),
       unwindJournal: journal.unwinder(entry),
+      ...(trace ? { trace } : {}),
     });
     try {
       await entry.ready;
@@ -282,6 +308,7 @@ export class Runner {
     deadline?: number,
     cancel?: Cancellable,
     runId: string = randomUUID(),
+    trace?: StepTracer,
   ): Promise<SagaResult> {
     const own = Date.now() + saga.timeoutMs;
     const run = runSaga(this.engineDeps(), {
@@ -291,6 +318,7 @@ export class Runner {
       deadline: deadline === undefined ? own : Math.min(deadline, own),
       runId,
       ...(cancel ? { cancel } : {}),
+      ...(trace ? { trace } : {}),
     });
     if (saga.onFail === undefined) return run;
     return run.then((result) => {

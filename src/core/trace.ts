@@ -1,0 +1,191 @@
+import type { ErrorInfo } from './errors.js';
+import type { Outcome, Payload } from './types.js';
+
+/**
+ * Run traces for the console (docs/console.md): what a saga run did, step by step. The engine
+ * reports each step through `StepTracer`; a `TraceBus` per process hands finished runs to
+ * whoever listens (the console's feed in the same process, the NATS publisher of a runner
+ * process). Nothing is traced while nobody listens: `TraceBus.begin` answers undefined and the
+ * engine then does no work at all for traces.
+ */
+
+/** One step of a traced run. */
+export interface StepRecord {
+  step: string;
+  /** the step's kind (`event`, `transform`, ...) */
+  kind: string;
+  /** `SUCCESS`, `FAIL`, `ACK` or `TIMEOUT` */
+  status: string;
+  /** a condition step's value */
+  value?: string;
+  /** time the step took, in milliseconds (3 decimals) */
+  ms: number;
+  error?: ErrorInfo;
+  /** the payload after the step: JSON, sensitive keys masked, cut at the snapshot size */
+  payload?: string;
+}
+
+/** A finished run, as the console shows it. */
+export interface RunRecord {
+  /** the gateway's request id (`X-Request-Id`) */
+  requestId: string;
+  runId?: string;
+  runner: string;
+  sagaId: string;
+  method: string;
+  path: string;
+  outcome: Outcome;
+  http: number;
+  /** epoch ms when the run started */
+  at: number;
+  ms: number;
+  steps: StepRecord[];
+  /** steps left out (a run longer than MAX_TRACED_STEPS) */
+  droppedSteps?: number;
+  error?: ErrorInfo;
+}
+
+/** Called by the engine after each step of a traced run. */
+export type StepTracer = (record: Omit<StepRecord, 'payload'>, payload: Payload) => void;
+
+/** The trace of one run in progress. */
+export interface RunTracer {
+  step: StepTracer;
+  end(result: { outcome: Outcome; http: number; error?: ErrorInfo; runId?: string }): void;
+}
+
+/** What a run is, before it ends. */
+export interface RunStart {
+  requestId: string;
+  runner: string;
+  sagaId: string;
+  method: string;
+  path: string;
+}
+
+/** Steps one trace keeps at most; a longer run (a loop) keeps its first ones and counts the rest. */
+export const MAX_TRACED_STEPS = 200;
+
+/** Parts of keys whose values are masked in snapshots and settings, at any depth (defence in depth: secrets never reach payloads). */
+const SENSITIVE = ['password', 'passwd', 'secret', 'token', 'authorization', 'apikey', 'cookie', 'credential', 'privatekey'];
+
+/** The text that replaces a masked value. */
+export const MASK = '••••';
+
+/** Whether a key names something that must never be shown. */
+export function isSensitiveKey(key: string): boolean {
+  const k = key.toLowerCase().replace(/[-_]/g, '');
+  return k === 'pass' || SENSITIVE.some((part) => k.includes(part));
+}
+
+/** JSON of `payload` with sensitive keys masked, cut to at most `maxBytes` bytes (then ending in `…`). */
+export function snapshotOf(payload: unknown, maxBytes: number): string {
+  let text: string;
+  try {
+    text = JSON.stringify(payload, (key, value: unknown) => (key !== '' && isSensitiveKey(key) ? MASK : value)) ?? '';
+  } catch {
+    return '"(not serialisable)"';
+  }
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  // Cut by bytes, then drop a split UTF-8 sequence at the end (decoding would make it U+FFFD).
+  const cut = Buffer.from(text).subarray(0, Math.max(0, maxBytes - 3)).toString('utf8');
+  return cut.replace(/\uFFFD$/, '') + '…';
+}
+
+/** Where finished runs can be listened to (a process's TraceBus, or the runners' traces over NATS). */
+export interface TraceSource {
+  /** Receive every finished run until the returned function is called. */
+  listen(listener: (run: RunRecord) => void): () => void;
+}
+
+/**
+ * The traces of one process. `listen` registers a consumer of finished runs; `begin` starts a
+ * run's trace only while one is registered, so an unwatched process pays one property read per
+ * run. Under load, at most `perSecond` runs a second are traced (a token bucket): the others run
+ * untraced, so a console left open costs a bounded amount whatever the traffic.
+ */
+export class TraceBus implements TraceSource {
+  private readonly listeners = new Set<(run: RunRecord) => void>();
+  private tokens: number;
+  private refilled = performance.now();
+  /** runs left untraced by the sampling since the start */
+  skipped = 0;
+
+  constructor(
+    /** bytes of one step's payload snapshot */
+    private readonly snapshotBytes = 2048,
+    /** runs traced per second at most */
+    private readonly perSecond = 50,
+  ) {
+    this.tokens = perSecond;
+  }
+
+  /** Whether anyone listens (runs are traced). */
+  get active(): boolean {
+    return this.listeners.size > 0;
+  }
+
+  /** Receive every finished run until the returned function is called. */
+  listen(listener: (run: RunRecord) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The trace of a run that starts now, or undefined when nobody listens. */
+  begin(start: RunStart): RunTracer | undefined {
+    if (this.listeners.size === 0 || !this.take()) return undefined;
+    const at = Date.now();
+    const began = performance.now();
+    const steps: StepRecord[] = [];
+    let dropped = 0;
+    const bytes = this.snapshotBytes;
+    return {
+      step: (record, payload) => {
+        if (steps.length >= MAX_TRACED_STEPS) dropped++;
+        else steps.push({ ...record, payload: snapshotOf(payload, bytes) });
+      },
+      end: (result) => {
+        const run: RunRecord = {
+          ...start,
+          ...(result.runId !== undefined ? { runId: result.runId } : {}),
+          outcome: result.outcome,
+          http: result.http,
+          at,
+          ms: round(performance.now() - began),
+          steps,
+          ...(dropped > 0 ? { droppedSteps: dropped } : {}),
+          ...(result.error ? { error: result.error } : {}),
+        };
+        this.emit(run);
+      },
+    };
+  }
+
+  private take(): boolean {
+    const now = performance.now();
+    this.tokens = Math.min(this.perSecond, this.tokens + ((now - this.refilled) / 1000) * this.perSecond);
+    this.refilled = now;
+    if (this.tokens < 1) {
+      this.skipped++;
+      return false;
+    }
+    this.tokens--;
+    return true;
+  }
+
+  /** Hand a finished run (also one that came from another process) to every listener. */
+  emit(run: RunRecord): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(run);
+      } catch {
+        // A consumer's failure must never reach the run that is being traced.
+      }
+    }
+  }
+}
+
+/** Milliseconds to 3 decimals. */
+export function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}

@@ -1,0 +1,89 @@
+import { BlockList, isIP } from 'node:net';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { ConsoleSettings } from '../../config/settings.js';
+import type { CompiledApi } from '../apis/api-map.js';
+import type { AuthDecision } from '../auth/authenticator.js';
+import { extractCredential } from '../auth/credentials.js';
+import type { GatewayContext } from '../context.js';
+import { problemFor, sendProblem } from '../http/problem.js';
+
+/**
+ * Who may open the console (docs/console.md, Access). With `roles`, the caller needs one of them,
+ * authenticated exactly as for an API (bearer token, the token cookie, or X-API-Key). Without
+ * `roles`, only this machine may: the client's address must be a loopback address, the Host
+ * header must name this machine (a page of another site that resolves its own name to 127.0.0.1,
+ * DNS rebinding, is refused), and, unless `trustProxy` is on, the request must carry no
+ * forwarding header (a reverse proxy on the same machine would make every client look local).
+ * Everyone else gets the gateway's plain 404, as if there were no console.
+ */
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** Whether an address is a loopback address (127.0.0.0/8, ::1, and IPv4-mapped 127.x). */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const mapped = address.toLowerCase().startsWith('::ffff:') ? address.slice(7) : address;
+  if (isIP(mapped) === 4) return LOOPBACK.check(mapped, 'ipv4');
+  return isIP(address) === 6 && LOOPBACK.check(address, 'ipv6');
+}
+
+/** Whether a Host header names this machine: localhost (and *.localhost), a loopback address, with any port. */
+export function isLoopbackHost(host: string | undefined): boolean {
+  if (host === undefined || host.length > 255) return false;
+  let name = host.toLowerCase();
+  if (name.startsWith('[')) {
+    const end = name.indexOf(']');
+    if (end < 0) return false;
+    name = name.slice(1, end);
+  } else {
+    const colon = name.lastIndexOf(':');
+    if (colon >= 0) name = name.slice(0, colon);
+  }
+  return name === 'localhost' || name.endsWith('.localhost') || isLoopbackAddress(name);
+}
+
+const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip'];
+
+/** Whether a request may see the console without credentials (the loopback rule). */
+export function isLocalRequest(request: FastifyRequest, trustProxy: boolean): boolean {
+  const address = trustProxy ? request.ip : request.socket.remoteAddress;
+  if (!isLoopbackAddress(address) || !isLoopbackHost(request.headers.host)) return false;
+  return trustProxy || !FORWARDING_HEADERS.some((h) => request.headers[h] !== undefined);
+}
+
+/** The console as an API entry, so that role checks are exactly those of the APIs. */
+function consoleApi(settings: ConsoleSettings): CompiledApi {
+  return {
+    settings: { path: settings.path, runner: '', roles: settings.roles, public: false },
+    prefix: settings.path,
+    allow: 'GET',
+  };
+}
+
+/** The onRequest check of every console route. */
+export function consoleGuard(ctx: GatewayContext, settings: ConsoleSettings): onRequestHookHandler {
+  const api = consoleApi(settings);
+  const trustProxy = ctx.settings.trustProxy;
+  return function guard(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
+    if (settings.roles.length === 0) {
+      if (isLocalRequest(request, trustProxy)) done();
+      else sendProblem(reply, problemFor('NOT_FOUND', request.id, 'no route serves this path'));
+      return;
+    }
+    const credential = extractCredential(request.headers, ctx.settings.auth.cookie, undefined);
+    const finish = (decision: AuthDecision): void => {
+      if (decision.ok) done();
+      else
+        sendProblem(
+          reply,
+          problemFor(decision.code, request.id),
+          decision.code === 'UNAUTHORIZED' ? { 'www-authenticate': 'Bearer realm="sagaway"' } : undefined,
+        );
+    };
+    const decision = ctx.auth.decide(api, credential);
+    if (decision instanceof Promise) decision.then(finish, done);
+    else finish(decision);
+  };
+}

@@ -1,0 +1,135 @@
+import type { Settings } from '../../config/settings.js';
+import type { RawEventMeta } from '../../config/schema.js';
+import { effectiveSettingsFor } from '../../runner/executor/effective-settings.js';
+import type { CompiledSaga, CompiledStep } from '../../saga/graph.js';
+import { FORM_PREFIX } from '../context.js';
+import { layoutSaga, type SagaGraph } from './layout.js';
+import { masked } from './mask.js';
+
+/**
+ * What the console page shows about the configuration, built once at start: the API entries,
+ * every saga of every runner with its graph laid out, and each step's settings (masked). It is
+ * sent as one JSON document; the page draws it.
+ */
+
+export interface ConsoleApi {
+  path: string;
+  runner: string;
+  methods: readonly string[] | null;
+  /** `public`, or the roles required (empty = any authenticated caller) */
+  auth: { public: true } | { public: false; roles: readonly string[] };
+  request: string;
+  stream: string;
+}
+
+export interface ConsoleSaga {
+  runner: string;
+  id: string;
+  path: string;
+  methods: readonly string[];
+  roles: readonly string[];
+  timeoutMs: number;
+  autoFail: boolean;
+  request: string;
+  stream: string;
+  graph: SagaGraph;
+  /** step id -> what clicking the node shows */
+  settings: Record<string, unknown>;
+}
+
+export interface ConsoleModel {
+  apis: ConsoleApi[];
+  sagas: ConsoleSaga[];
+  runners: { name: string; deployment: string; journaled: boolean }[];
+  openapi: string;
+}
+
+/** Build the model of a configuration. */
+export function buildModel(settings: Settings): ConsoleModel {
+  const apis = settings.gateway.apis.map(
+    (a): ConsoleApi => ({
+      path: a.path,
+      runner: a.runner,
+      methods: a.methods ?? null,
+      auth: a.public ? { public: true } : { public: false, roles: a.roles },
+      request: FORM_PREFIX.request + (a.path === '/' ? '' : a.path),
+      stream: FORM_PREFIX.stream + (a.path === '/' ? '' : a.path),
+    }),
+  );
+  const sagas = Object.values(settings.runners ?? {}).flatMap((runner) =>
+    runner.plans.map(
+      (saga): ConsoleSaga => ({
+        runner: runner.name,
+        id: saga.id,
+        path: saga.path,
+        methods: saga.methods,
+        roles: saga.roles,
+        timeoutMs: saga.timeoutMs,
+        autoFail: saga.autoFail,
+        request: FORM_PREFIX.request + saga.path,
+        stream: FORM_PREFIX.stream + saga.path,
+        graph: layoutSaga(saga),
+        settings: Object.fromEntries([...saga.steps.values()].map((s) => [s.id, stepSettings(settings, runner.name, saga, s)])),
+      }),
+    ),
+  );
+  const runners = Object.values(settings.runners ?? {}).map((r) => ({
+    name: r.name,
+    deployment: r.deployment,
+    journaled: r.journal !== undefined,
+  }));
+  return { apis, sagas, runners, openapi: '/api/openapi.json' };
+}
+
+/** What clicking a step shows: its own settings, and for an event step the effective ones per executing runner. */
+function stepSettings(settings: Settings, runner: string, saga: CompiledSaga, step: CompiledStep): unknown {
+  const raw = step.raw;
+  const common = {
+    type: step.type,
+    ...(raw.name !== undefined ? { name: raw.name } : {}),
+    ...(raw.description !== undefined ? { description: raw.description } : {}),
+    autoFail: step.autoFail ?? saga.autoFail,
+  };
+  switch (step.type) {
+    case 'event':
+      return { ...common, eventMeta: masked(raw.eventMeta), effective: effectiveFor(settings, runner, step.meta.raw) };
+    case 'transform':
+      return { ...common, expression: raw.expression, ...(raw.outputElement ? { outputElement: raw.outputElement } : {}) };
+    case 'condition':
+      return { ...common, expression: raw.expression };
+    case 'success':
+      return { ...common, http: step.http, ...(raw.outputElement ? { outputElement: raw.outputElement } : {}) };
+    case 'fail':
+      return { ...common, ...(step.error ? { error: step.error } : {}) };
+    default:
+      return common;
+  }
+}
+
+/**
+ * The effective eventMeta (DESIGN §6.6) on each runner that executes the event: the orchestrating
+ * runner for `local`, else every runner of this configuration that consumes the stream on its system.
+ */
+function effectiveFor(settings: Settings, orchestrator: string, meta: RawEventMeta): unknown[] {
+  const stream = meta.stream ?? 'local';
+  const targets: { runner: string; binding: Settings['runners'][string]['streams'][string] | undefined }[] = [];
+  if (stream === 'local') {
+    targets.push({ runner: orchestrator, binding: undefined });
+  } else {
+    const system = meta.system ?? settings.defaultSystem ?? 'local';
+    for (const r of Object.values(settings.runners ?? {})) {
+      const binding = Object.hasOwn(r.streams, stream) ? r.streams[stream] : undefined;
+      if (binding && binding.system === system) targets.push({ runner: r.name, binding });
+    }
+  }
+  return targets.map(({ runner, binding }) => {
+    const r = settings.runners[runner];
+    const effective = r ? effectiveSettingsFor(meta, binding, r.actions) : undefined;
+    return {
+      runner,
+      deployment: r?.deployment,
+      stream,
+      ...(effective ? { settings: masked(effective) } : {}),
+    };
+  });
+}

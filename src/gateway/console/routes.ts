@@ -1,0 +1,100 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
+import type { ConsoleSettings, Settings } from '../../config/settings.js';
+import type { TraceSource } from '../../core/trace.js';
+import type { GatewayContext } from '../context.js';
+import { problemFor, sendProblem } from '../http/problem.js';
+import type { StatusSource } from '../http/status-route.js';
+import { consoleGuard } from './access.js';
+import { ConsoleFeed } from './feed.js';
+import { buildModel } from './model.js';
+
+/**
+ * The console's routes under `gateway.console.path` (docs/console.md): the page and its two
+ * assets (shipped in the package's `assets/console/`, no CDN, no font), the model of the
+ * configuration, the live feed of runs and the journal's latest runs. Every route passes the
+ * console's guard (loopback or roles). The page runs under a strict CSP: scripts and styles only
+ * from the console itself, no inline script or style, connections only to this origin.
+ */
+
+/** CSP of the console page. */
+export const CONSOLE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const PAGE_HEADERS = {
+  'content-security-policy': CONSOLE_CSP,
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+  'x-frame-options': 'DENY',
+};
+
+/** Journaled runs listed at most. */
+const JOURNAL_RUNS = 50;
+
+/** The folder of the console's assets, from dist/src/gateway/console or src/gateway/console. */
+function assetsFolder(): string {
+  for (const up of ['../../../../assets/console/', '../../../assets/console/']) {
+    const dir = fileURLToPath(new URL(up, import.meta.url));
+    if (existsSync(dir + 'index.html')) return dir;
+  }
+  throw new Error('the console assets (assets/console) are missing from this installation');
+}
+
+interface Asset {
+  type: string;
+  body: string;
+}
+
+function loadAssets(base: string): Record<string, Asset> {
+  const dir = assetsFolder();
+  const read = (name: string) => readFileSync(dir + name, 'utf8');
+  return {
+    '': { type: 'text/html; charset=utf-8', body: read('index.html').replaceAll('{{BASE}}', base) },
+    '/console.js': { type: 'text/javascript; charset=utf-8', body: read('console.js') },
+    '/console.css': { type: 'text/css; charset=utf-8', body: read('console.css') },
+  };
+}
+
+/** What the console is built from. */
+export interface ConsoleOptions {
+  settings: Settings;
+  console: ConsoleSettings;
+  /** where traced runs come from (this process's runners, or the runners' traces over NATS) */
+  traces: readonly TraceSource[];
+  status?: StatusSource;
+}
+
+/** Register the console; returns its feed (closed with the gateway). */
+export function registerConsole(app: FastifyInstance, ctx: GatewayContext, options: ConsoleOptions): ConsoleFeed {
+  const base = options.console.path;
+  const guard = consoleGuard(ctx, options.console);
+  const assets = loadAssets(base);
+  const model = JSON.stringify(buildModel(options.settings));
+  const feed = new ConsoleFeed(ctx, options.traces);
+  const route = (url: string, handler: RouteHandlerMethod) =>
+    app.route({ method: 'GET', url, exposeHeadRoute: false, onRequest: guard, handler });
+
+  for (const [suffix, asset] of Object.entries(assets)) {
+    const send: RouteHandlerMethod = (_req, reply) => reply.headers(PAGE_HEADERS).type(asset.type).send(asset.body);
+    route(base + suffix, send);
+    if (suffix === '') route(base + '/', send);
+  }
+  route(`${base}/api/model`, (_req, reply) => reply.header('cache-control', 'no-store').type('application/json').send(model));
+  route(`${base}/api/feed`, (req, reply) => feed.open(req, reply));
+  route(`${base}/api/journal`, async (req, reply) => {
+    const status = options.status;
+    if (!status?.recent) return reply.header('cache-control', 'no-store').send({ runs: [] });
+    try {
+      return reply.header('cache-control', 'no-store').send({ runs: await status.recent(JOURNAL_RUNS) });
+    } catch {
+      return sendProblem(reply, problemFor('STATE_UNAVAILABLE', req.id, 'the journal cannot be read now'));
+    }
+  });
+  // `npm start`, then http://localhost:8080: the console, not a JSON 404 (unless static files own `/`).
+  if (ctx.settings.static === undefined) {
+    route('/', (_req, reply) => reply.redirect(base, 302));
+  }
+  return feed;
+}

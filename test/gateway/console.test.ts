@@ -1,0 +1,240 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { silentLogger } from '../../src/core/logger.js';
+import { MASK } from '../../src/core/trace.js';
+import { createGateway } from '../../src/gateway/server.js';
+import { CONSOLE_CSP } from '../../src/gateway/console/routes.js';
+import { startTestHost } from '../../src/testing/index.js';
+import { canaryForms, secrets } from '../security/inject-canary.js';
+import { CANARY, CONSOLE_CONFIG, ECHO_MODULE } from './console-fixture.js';
+
+/** The console in process: access rules over HTTP, the page's CSP, the model, and the feed with the canary. */
+
+async function consoleGateway(config = CONSOLE_CONFIG) {
+  const h = await startTestHost(config, { files: { 'echo.mjs': ECHO_MODULE }, secrets });
+  const gw = await createGateway({
+    settings: h.settings,
+    service: h.host,
+    log: silentLogger(),
+    status: h.host.statusReader(),
+    traces: [h.host.traces],
+  });
+  return {
+    h,
+    gw,
+    async close() {
+      await gw.close();
+      await h.close();
+    },
+  };
+}
+
+function assertNoCanary(text: string, where: string) {
+  for (const form of canaryForms(CANARY)) assert.ok(!text.includes(form), `${where} holds a form of the canary`);
+}
+
+test('loopback only without roles: other addresses, foreign Host names and proxied requests get the plain 404', async () => {
+  const c = await consoleGateway();
+  try {
+    const get = (url: string, headers: Record<string, string> = {}, remoteAddress = '127.0.0.1') =>
+      c.gw.app.inject({ method: 'GET', url, headers: { host: 'localhost:8080', ...headers }, remoteAddress });
+    for (const url of ['/console', '/console/console.js', '/console/api/model', '/console/api/journal', '/']) {
+      const local = await get(url);
+      assert.equal(local.statusCode, url === '/' ? 302 : 200, `${url} from loopback`);
+      for (const [why, res] of [
+        ['another address', await get(url, {}, '10.1.2.3')],
+        ['an IPv6 address', await get(url, {}, '2001:db8::7')],
+        ['a foreign Host (DNS rebinding)', await get(url, { host: 'evil.example' })],
+        ['a reverse proxy on this machine', await get(url, { 'x-forwarded-for': '203.0.113.9' })],
+      ] as const) {
+        assert.equal(res.statusCode, 404, `${url} from ${why}`);
+        assert.equal(res.json().code, 'NOT_FOUND');
+        assert.equal(res.json().detail, 'no route serves this path', 'the same 404 as any unknown path');
+      }
+    }
+    assert.equal((await get('/console', { host: '127.0.0.5:1' }, '127.0.0.5')).statusCode, 200, '127/8 is loopback');
+    assert.equal((await get('/console', { host: '[::1]:8080' }, '::1')).statusCode, 200);
+    assert.equal((await get('/console', {}, '::ffff:127.0.0.1')).statusCode, 200);
+  } finally {
+    await c.close();
+  }
+});
+
+test('the page: strict CSP, no inline script or style, assets from the console itself', async () => {
+  const c = await consoleGateway();
+  try {
+    const res = await c.gw.app.inject({ method: 'GET', url: '/console' });
+    assert.equal(res.headers['content-security-policy'], CONSOLE_CSP);
+    assert.ok(!/unsafe-inline|unsafe-eval|https?:/.test(CONSOLE_CSP));
+    assert.equal(res.headers['x-content-type-options'], 'nosniff');
+    const html = res.body;
+    const scripts = [...html.matchAll(/<script\b[^>]*>/g)].map((m) => m[0]);
+    assert.ok(scripts.length > 0 && scripts.every((s) => /\bsrc="\/console\//.test(s)), scripts.join());
+    assert.ok(!/<style\b|\sstyle=|\son[a-z]+=/i.test(html), 'no inline style or event handler attribute');
+    assert.ok(!/https?:\/\/(?!www\.w3\.org\/2000\/svg)/.test(html), 'nothing from elsewhere (CDN, font)');
+    const js = await c.gw.app.inject({ method: 'GET', url: '/console/console.js' });
+    assert.equal(js.headers['content-type'], 'text/javascript; charset=utf-8');
+    assert.ok(!/https?:\/\/(?!www\.w3\.org\/2000\/svg)/.test(js.body), 'the script loads nothing from elsewhere');
+  } finally {
+    await c.close();
+  }
+});
+
+test('the model: configured colours, defaults per kind, a colour that is not one falls back, edge labels, effective eventMeta masked', async () => {
+  const c = await consoleGateway();
+  try {
+    const res = await c.gw.app.inject({ method: 'GET', url: '/console/api/model' });
+    assertNoCanary(res.body, 'the model');
+    const model = res.json();
+    assert.deepEqual(
+      model.apis.map((a: any) => [a.path, a.request, a.stream, a.auth.public]),
+      [
+        ['/orders', '/api/request/orders', '/api/stream/orders', true],
+        ['/feed', '/api/request/feed', '/api/stream/feed', true],
+      ],
+    );
+    assert.equal(model.openapi, '/api/openapi.json');
+    const saga = model.sagas.find((s: any) => s.id === 'place-order');
+    const node = (id: string) => saga.graph.nodes.find((n: any) => n.id === id);
+    assert.deepEqual([node('check').label, node('check').fill, node('check').stroke], ['Quantity valid?', '#fff3b0', '#9a6700']);
+    assert.equal(node('check').description, 'qty must be a positive number');
+    assert.deepEqual([node('start').label, node('start').fill], ['start', '#f6f8fa'], 'no name: the id, default colours');
+    assert.equal(node('tag').fill, '#ddf4ff', 'a url() fill is not a colour: the event default');
+    assert.equal(node('rejected').stroke, '#cf222e');
+    for (const n of saga.graph.nodes) assert.ok(n.x > 0 && n.y > 0 && n.width > 0, `${n.id} is laid out`);
+    const edge = (from: string, to: string) => saga.graph.edges.find((e: any) => e.from === from && e.to === to);
+    assert.equal(edge('check', 'store').label, 'true');
+    assert.equal(edge('tag', 'failed').label, '* (p2)');
+    assert.equal(edge('start', 'check').label, '');
+    assert.ok(edge('store', 'tag').points.length >= 2);
+
+    const tag = saga.settings.tag;
+    assert.equal(tag.eventMeta.parameters.token, MASK, 'a token key is masked even as a placeholder');
+    assert.equal(tag.eventMeta.parameters.note, 'Bearer #{{CANARY}}', 'placeholders are shown, never resolved');
+    assert.equal(tag.effective.length, 1);
+    const eff = tag.effective[0];
+    assert.equal(eff.runner, 'shop');
+    assert.equal(eff.stream, 'audit');
+    assert.equal(eff.settings.action, 'Show', 'the structural action override');
+    assert.equal(eff.settings.handler, 'echo');
+    assert.equal(eff.settings.parameters.channel, 'web', 'the action default');
+    assert.equal(eff.settings.parameters.audited, true, 'the stream override');
+    assert.equal(eff.settings.parameters.apiKey, MASK, 'a literal under a credential key is masked');
+    assert.ok(!res.body.includes('literal-key-shown-masked'));
+    assert.equal(saga.settings.check.expression, 'parameters.qty > 0');
+  } finally {
+    await c.close();
+  }
+});
+
+test('the feed: runs traced only while watched, each with outcome, status, path and snapshots; never the canary', async () => {
+  const c = await consoleGateway();
+  const { port } = await c.gw.listen(0, '127.0.0.1');
+  const base = `http://127.0.0.1:${port}`;
+  const controller = new AbortController();
+  try {
+    await fetch(`${base}/api/request/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"qty": 1}',
+    });
+    assert.equal(c.h.host.traces.active, false, 'nobody watches: nothing is traced');
+    const feed = await fetch(`${base}/console/api/feed`, { signal: controller.signal });
+    assert.equal(feed.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+    const reader = feed.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    const until = async (done: () => boolean) => {
+      while (!done()) {
+        const { value, done: end } = await reader.read();
+        if (end) throw new Error('the feed ended');
+        text += value;
+      }
+    };
+    await until(() => text.includes('event: hello'));
+    assert.equal(c.h.host.traces.active, true);
+    const ok = await fetch(`${base}/api/request/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ qty: 2, password: 'hunter2-not-shown' }),
+    });
+    assert.equal(ok.status, 201);
+    const okId = ok.headers.get('x-request-id')!;
+    const bad = await fetch(`${base}/api/request/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"qty": 0}',
+    });
+    const badId = bad.headers.get('x-request-id')!;
+    await until(() => text.includes(badId));
+    const runs = text
+      .split('\n')
+      .filter((l) => l.startsWith('data: {"requestId"'))
+      .map((l) => JSON.parse(l.slice(6)));
+    assert.equal(runs.length, 2, 'the run made before anyone watched was not traced');
+    const [good, failed] = runs;
+    assert.equal(good.requestId, okId);
+    assert.deepEqual([good.outcome, good.http, good.sagaId, good.method, good.path], ['SUCCESS', 201, 'place-order', 'POST', '/orders']);
+    assert.deepEqual(
+      good.steps.map((s: any) => [s.step, s.status]),
+      [
+        ['start', 'SUCCESS'],
+        ['check', 'SUCCESS'],
+        ['store', 'SUCCESS'],
+        ['tag', 'SUCCESS'],
+        ['done', 'SUCCESS'],
+      ],
+    );
+    assert.equal(good.steps[1].value, 'true');
+    assert.ok(good.steps.every((s: any) => typeof s.ms === 'number' && s.ms >= 0));
+    const tagged = JSON.parse(good.steps[3].payload);
+    assert.equal(tagged.parameters.password, MASK);
+    assert.equal(tagged.tagged.saw.audited, true, 'the snapshot is the payload after the step');
+    assert.equal(failed.requestId, badId);
+    assert.deepEqual([failed.outcome, failed.http, failed.error.code], ['FAIL', 400, 'VALIDATION_FAILED']);
+    assert.deepEqual(failed.steps.at(-1).step, 'rejected');
+    assert.deepEqual(failed.steps.at(-1).status, 'FAIL');
+    assert.ok(!text.includes('hunter2-not-shown'));
+    assertNoCanary(text, 'the feed');
+    assert.ok(text.includes('Bearer '), 'the echoed note is there, scrubbed of the secret');
+  } finally {
+    controller.abort();
+    await c.close();
+  }
+});
+
+test('with roles: the same auth as the APIs (401 without a credential, 403 without the role), from any address', async () => {
+  const sha = (k: string) => createHash('sha256').update(k).digest('hex');
+  const config = CONSOLE_CONFIG.replace(
+    'gateway:\n',
+    `gateway:\n  console: { roles: [ops], path: /ops/console }\n  auth:\n    apiKeys:\n      - { name: ops, sha256: ${sha('ops-key')}, roles: [ops] }\n      - { name: dev, sha256: ${sha('dev-key')}, roles: [dev] }\n`,
+  );
+  const c = await consoleGateway(config);
+  try {
+    const get = (url: string, headers: Record<string, string> = {}) =>
+      c.gw.app.inject({ method: 'GET', url, headers: { host: 'console.example', ...headers }, remoteAddress: '198.51.100.4' });
+    assert.equal((await get('/ops/console')).statusCode, 401);
+    assert.equal((await get('/ops/console')).headers['www-authenticate'], 'Bearer realm="sagaway"');
+    assert.equal((await get('/ops/console', { 'x-api-key': 'wrong' })).statusCode, 401);
+    assert.equal((await get('/ops/console', { 'x-api-key': 'dev-key' })).statusCode, 403);
+    assert.equal((await get('/ops/console/api/model', { 'x-api-key': 'dev-key' })).statusCode, 403);
+    const page = await get('/ops/console', { 'x-api-key': 'ops-key' });
+    assert.equal(page.statusCode, 200);
+    assert.ok(page.body.includes('src="/ops/console/console.js"'), 'assets under the configured path');
+    assert.equal((await get('/ops/console/api/model', { 'x-api-key': 'ops-key' })).statusCode, 200);
+    assert.equal((await get('/console', { 'x-api-key': 'ops-key' })).statusCode, 404, 'not at the default path');
+  } finally {
+    await c.close();
+  }
+});
+
+test('enabled: false serves no console at all, and / stays a 404', async () => {
+  const c = await consoleGateway(CONSOLE_CONFIG.replace('gateway:\n', 'gateway:\n  console: { enabled: false }\n'));
+  try {
+    for (const url of ['/', '/console', '/console/api/feed']) {
+      assert.equal((await c.gw.app.inject({ method: 'GET', url })).statusCode, 404, url);
+    }
+  } finally {
+    await c.close();
+  }
+});
