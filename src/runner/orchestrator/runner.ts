@@ -48,6 +48,8 @@ export class Runner {
   private readonly executor: ExecutorDeps;
   private readonly dispatchBound: (event: EventMessage, cancel: Cancellable) => Promise<EventReply>;
   private observer: EngineObserver | undefined;
+  /** onFail runs in flight (detached from their callers; awaited on shutdown) */
+  private readonly detached = new Set<Promise<void>>();
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -238,7 +240,7 @@ export class Runner {
     }
     const error = result.error ?? { code: 'SAGA_FAILED', message: 'the saga failed' };
     this.deps.log.info(log, 'starting onFail saga');
-    void runSaga(this.engineDeps(), {
+    const running = runSaga(this.engineDeps(), {
       saga: target,
       input,
       payload: { parameters: input, error, runId },
@@ -250,6 +252,17 @@ export class Runner {
         this.deps.log.info({ ...log, outcome: r.outcome }, 'onFail saga ended');
       else this.deps.log.warn({ ...log, outcome: r.outcome, code: r.error?.code }, 'onFail saga failed');
     });
+    this.detached.add(running);
+    void running.finally(() => this.detached.delete(running));
+  }
+
+  /** Wait (at most `timeoutMs`) for the onFail sagas still running, before the process closes its states. */
+  async drain(timeoutMs = 10_000): Promise<void> {
+    if (this.detached.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    await Promise.race([Promise.allSettled([...this.detached]), late]);
+    clearTimeout(timer);
   }
 
   /** What this runner offers, advertised to orchestrators: handler -> action -> versions, and structural aliases. */
