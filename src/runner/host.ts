@@ -165,6 +165,8 @@ export class Host implements SagaService {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.resumeTimer);
+    // detached onFail sagas finish while states and systems are still open
+    await Promise.all([...this.runners.values()].map((r) => r.drain()));
     await this.hub?.close();
     await this.local.close();
     await Promise.all([...this.states.values()].map((s) => s.close().catch(() => undefined)));

@@ -327,6 +327,36 @@ describe('compensation', () => {
     assert.equal(resumed.error?.compensation, 'COMPLETED');
   });
 
+  test('a resumed run keeps the registrations and visits it journaled: they are undone, and keys stay distinct', async () => {
+    const progress: { undo: Registration[]; visits: Record<string, number> }[] = [];
+    const first: EventMessage[] = [];
+    // the journal hook sees the registrations after each event step
+    await run(threeThenFail, deps(first), {
+      journal: async (
+        _next: string,
+        _p: unknown,
+        _c: unknown,
+        pr: { undo: Registration[]; visits: Record<string, number> },
+      ) => void progress.push(structuredClone(pr)),
+    });
+    const afterB = progress[1] as { undo: Registration[]; visits: Record<string, number> };
+    assert.deepEqual(
+      afterB.undo.map((r) => r.key),
+      ['run1:a:undo', 'run1:b:undo'],
+    );
+    assert.deepEqual(afterB.visits, { a: 1, b: 1 });
+    // Another process resumes at c with that progress: c and d run, then all three are undone.
+    const again: EventMessage[] = [];
+    const resumed = await run(threeThenFail, deps(again), {
+      resume: { step: 'c', payload: { parameters: {}, a: 'A', b: 'B' }, progress: afterB },
+    });
+    assert.equal(resumed.error?.compensation, 'COMPLETED');
+    assert.deepEqual(
+      again.map((c) => c.idempotencyKey),
+      ['run1:c', 'run1:d', 'run1:c:undo', 'run1:b:undo', 'run1:a:undo'],
+    );
+  });
+
   test('a journal write that fails stops the run without undoing anything (another process owns it)', async () => {
     const calls: EventMessage[] = [];
     const s = saga([

@@ -52,9 +52,16 @@ export function routeReport(settings: Settings): RouteReport {
   const index = new Map<ApiSettings, number>(apis.map((a, i) => [a, i]));
   const sagas: SagaRoute[] = [];
   for (const [runner, r] of Object.entries(settings.runners)) {
+    // A saga that another one names as its `onFail` is started by the runner, not by requests:
+    // that no API entry covers it is what its author wants.
+    const internal = new Set(r.sagas.map((s) => s.onFail?.saga));
     for (const saga of r.sagas) {
       const api = map.match(segmentsOf(saga.path));
       const add = `add { path: ${suggestedPrefix(saga.path)}, runner: ${runner} } to gateway.apis`;
+      if (!api && internal.has(saga.id)) {
+        sagas.push({ runner, saga });
+        continue;
+      }
       if (!api) {
         sagas.push({ runner, saga, problem: 'no gateway.apis entry covers its path', fix: add });
         continue;

@@ -57,6 +57,8 @@ export class Runner {
   private observer: EngineObserver | undefined;
   /** the gateway runs this process is running now (`sagaway admin runs`) */
   private readonly inFlight = new InFlightRuns();
+  /** onFail runs in flight (detached from their callers; awaited on shutdown) */
+  private readonly detached = new Set<Promise<void>>();
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -276,7 +278,7 @@ export class Runner {
     }
     const error = result.error ?? { code: 'SAGA_FAILED', message: 'the saga failed' };
     this.deps.log.info(log, 'starting onFail saga');
-    void runSaga(this.engineDeps(), {
+    const running = runSaga(this.engineDeps(), {
       saga: target,
       input,
       payload: { parameters: input, error, runId },
@@ -288,6 +290,17 @@ export class Runner {
         this.deps.log.info({ ...log, outcome: r.outcome }, 'onFail saga ended');
       else this.deps.log.warn({ ...log, outcome: r.outcome, code: r.error?.code }, 'onFail saga failed');
     });
+    this.detached.add(running);
+    void running.finally(() => this.detached.delete(running));
+  }
+
+  /** Wait (at most `timeoutMs`) for the onFail sagas still running, before the process closes its states. */
+  async drain(timeoutMs = 10_000): Promise<void> {
+    if (this.detached.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    await Promise.race([Promise.allSettled([...this.detached]), late]);
+    clearTimeout(timer);
   }
 
   /** The gateway runs in flight in this process (`sagaway admin runs`). */
