@@ -129,7 +129,8 @@ function operation(
       schema: { type: 'object', additionalProperties: true },
     });
   }
-  if (form === 'request' && KEYED_METHODS.has(method)) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
+  if (form === 'request' && KEYED_METHODS.has(method))
+    parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
   if (form === 'stream') parameters.push({ $ref: '#/components/parameters/LastEventId' });
   const sec = security(api, saga, schemes);
   const roles = { api: [...api.roles], saga: [...(saga.roles ?? [])] };
@@ -168,7 +169,8 @@ export function openApiDocument(settings: Settings): Json {
     );
     for (const form of ['request', 'stream'] as const) {
       const item = (paths[FORM_PREFIX[form] + (path === '/' ? '' : path)] ??= {});
-      for (const m of methods) item[m.toLowerCase()] = operation(form, m, route.runner, api, route.saga, params, schemes);
+      for (const m of methods)
+        item[m.toLowerCase()] = operation(form, m, route.runner, api, route.saga, params, schemes);
     }
   }
   const body: Json = {
