@@ -204,7 +204,8 @@ export function openApiDocument(settings: Settings): Json {
           name: 'Idempotency-Key',
           in: 'header',
           required: false,
-          description: 'at most 255 visible ASCII characters: the same key and body again replays the stored response',
+          description:
+            'at most 255 visible ASCII characters (a quoted string: 257): the same key and body again replays the stored response',
           schema: { type: 'string', minLength: 1, maxLength: 257 },
         },
         LastEventId: {

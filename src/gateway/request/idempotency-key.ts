@@ -59,7 +59,7 @@ interface Pending {
   notRun?: boolean;
 }
 
-/** The key of a request: undefined when it has none, null when the header is malformed (with why). */
+/** The key of a request: undefined when it has none, `{ invalid }` (saying why) when the header is malformed. */
 export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined | { invalid: string } {
   if (header === undefined) return undefined;
   if (Array.isArray(header)) return { invalid: 'the request has more than one Idempotency-Key header' };

@@ -27,10 +27,11 @@ export function requestHandler(ctx: GatewayContext, keys?: IdempotencyKeys) {
     const query = request.query as Record<string, unknown>;
     const input = usesBody(request.method) ? bodyInput(request.body) : query;
     // Checked before awaiting: a request without the header costs no promise here.
+    let keyed = false;
     if (keys !== undefined && request.headers['idempotency-key'] !== undefined) {
       if (!(await keys.begin(request, reply, admitted))) return reply;
+      keyed = keys.holdsKey(request);
     }
-    const keyed = keys?.holdsKey(request) === true;
 
     // Cancelled when the client goes away; an AbortSignal is made only if something asks for it.
     const cancel = new Cancel();
