@@ -159,7 +159,8 @@ export function openApiDocument(settings: Settings): Json {
   const schemes = securitySchemes(gateway.auth);
   const paths: Record<string, Json> = {};
   const apiMap = new ApiMap(gateway.apis);
-  for (const route of routeReport(settings).sagas) {
+  // `?? {}`: embedding programs and tests may hand over settings with a gateway block only
+  for (const route of routeReport({ ...settings, runners: settings.runners ?? {} }).sagas) {
     if (route.api === undefined || route.problem !== undefined) continue;
     const api = gateway.apis[route.api]!;
     const compiled = apiMap.match(route.saga.path.split('/').filter((s) => s !== ''))!;
