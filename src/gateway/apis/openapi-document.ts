@@ -158,13 +158,19 @@ export function openApiDocument(settings: Settings): Json {
   const gateway = settings.gateway;
   const schemes = securitySchemes(gateway.auth);
   const paths: Record<string, Json> = {};
+  // OpenAPI: paths that differ only in their parameters' names are one path. Sagas at
+  // `/todos/:id` and `/todos/:todoId` share the first one's template (`{}` marks a parameter).
+  const templates = new Map<string, { path: string; params: string[] }>();
   const apiMap = new ApiMap(gateway.apis);
   // `?? {}`: embedding programs and tests may hand over settings with a gateway block only
   for (const route of routeReport({ ...settings, runners: settings.runners ?? {} }).sagas) {
     if (route.api === undefined || route.problem !== undefined) continue;
     const api = gateway.apis[route.api]!;
     const compiled = apiMap.match(route.saga.path.split('/').filter((s) => s !== ''))!;
-    const { path, params } = template(route.saga.path);
+    const own = template(route.saga.path);
+    const shape = own.params.reduce((p, name) => p.replace(`{${name}}`, '{}'), own.path);
+    if (!templates.has(shape)) templates.set(shape, own);
+    const { path, params } = templates.get(shape)!;
     const methods = (route.saga.methods ?? ['GET']).filter(
       (m) => (DOCUMENTED as readonly string[]).includes(m) && ApiMap.allows(compiled, m),
     );
