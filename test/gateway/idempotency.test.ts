@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
 import { test } from 'node:test';
 import type { Settings } from '../../src/config/settings.js';
@@ -230,5 +233,35 @@ test('a keyed run outlives its client: the outcome is stored and the retry gets 
     assert.equal(service.calls.length, 1);
   } finally {
     await gw.close();
+  }
+});
+
+test('a sqlite state keeps the keys across a gateway restart', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sagaway-idem-'));
+  const s = settings(
+    { state: 'keys' },
+    {
+      keys: { type: 'sqlite', alias: 'keys', file: join(dir, 'keys.db'), table: 'keys', queries: {} },
+    },
+  );
+  const service = orders();
+  try {
+    await withGateway(
+      service,
+      async (gw) => assert.equal((await post(gw, 'durable', { sku: 'A' })).statusCode, 201),
+      s,
+    );
+    await withGateway(
+      service,
+      async (gw) => {
+        const replay = await post(gw, 'durable', { sku: 'A' });
+        assert.equal(replay.headers['idempotent-replayed'], 'true');
+        assert.equal(JSON.parse(replay.body).order, 'o1');
+      },
+      s,
+    );
+    assert.equal(service.calls.length, 1);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

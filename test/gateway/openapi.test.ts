@@ -67,7 +67,13 @@ runners:
           - { id: done, type: success, http: 201 }
       - id: todo
         path: /todos/:id
-        methods: [GET, DELETE, PUT]
+        methods: [GET, PUT]
+        steps:
+          - { id: start, type: start, links: [{ to: done }] }
+          - { id: done, type: success }
+      - id: remove-todo
+        path: /todos/:todoId
+        methods: [DELETE]
         steps:
           - { id: start, type: start, links: [{ to: done }] }
           - { id: done, type: success }
@@ -137,11 +143,18 @@ test('the document is valid OpenAPI 3.1 (a real validator) with both forms of ev
       '/api/stream/todos',
       '/api/stream/todos/{id}',
     ]);
-    // methods: the saga's, within the API's (PUT is not among /todos' methods)
+    // methods: the saga's, within the API's (PUT is not among /todos' methods); /todos/:todoId
+    // (DELETE) shares the template of /todos/:id, as OpenAPI wants
     assert.deepEqual(Object.keys(doc.paths['/api/request/todos/{id}']!).sort(), ['delete', 'get']);
     assert.deepEqual(Object.keys(doc.paths['/api/request/todos']!).sort(), ['get', 'post']);
     const get = doc.paths['/api/request/todos/{id}']!['get'] as { parameters: Record<string, unknown>[] };
     assert.deepEqual(get.parameters[0], { name: 'id', in: 'path', required: true, schema: { type: 'string' } });
+    const del = doc.paths['/api/request/todos/{id}']!['delete'] as {
+      operationId: string;
+      parameters: { name: string }[];
+    };
+    assert.equal(del.operationId, 'request.todo.remove-todo.delete');
+    assert.equal(del.parameters[0]!.name, 'id');
     // the stream form is text/event-stream; the one-shot form has the formats
     const stream = doc.paths['/api/stream/feed']!['get'] as { responses: Record<string, { content?: object }> };
     assert.deepEqual(Object.keys(stream.responses['200']!.content!), ['text/event-stream']);

@@ -129,7 +129,8 @@ function operation(
       schema: { type: 'object', additionalProperties: true },
     });
   }
-  if (form === 'request' && KEYED_METHODS.has(method)) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
+  if (form === 'request' && KEYED_METHODS.has(method))
+    parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
   if (form === 'stream') parameters.push({ $ref: '#/components/parameters/LastEventId' });
   const sec = security(api, saga, schemes);
   const roles = { api: [...api.roles], saga: [...(saga.roles ?? [])] };
@@ -157,18 +158,26 @@ export function openApiDocument(settings: Settings): Json {
   const gateway = settings.gateway;
   const schemes = securitySchemes(gateway.auth);
   const paths: Record<string, Json> = {};
+  // OpenAPI: paths that differ only in their parameters' names are one path. Sagas at
+  // `/todos/:id` and `/todos/:todoId` share the first one's template (`{}` marks a parameter).
+  const templates = new Map<string, { path: string; params: string[] }>();
   const apiMap = new ApiMap(gateway.apis);
-  for (const route of routeReport(settings).sagas) {
+  // `?? {}`: embedding programs and tests may hand over settings with a gateway block only
+  for (const route of routeReport({ ...settings, runners: settings.runners ?? {} }).sagas) {
     if (route.api === undefined || route.problem !== undefined) continue;
     const api = gateway.apis[route.api]!;
     const compiled = apiMap.match(route.saga.path.split('/').filter((s) => s !== ''))!;
-    const { path, params } = template(route.saga.path);
+    const own = template(route.saga.path);
+    const shape = own.params.reduce((p, name) => p.replace(`{${name}}`, '{}'), own.path);
+    if (!templates.has(shape)) templates.set(shape, own);
+    const { path, params } = templates.get(shape)!;
     const methods = (route.saga.methods ?? ['GET']).filter(
       (m) => (DOCUMENTED as readonly string[]).includes(m) && ApiMap.allows(compiled, m),
     );
     for (const form of ['request', 'stream'] as const) {
       const item = (paths[FORM_PREFIX[form] + (path === '/' ? '' : path)] ??= {});
-      for (const m of methods) item[m.toLowerCase()] = operation(form, m, route.runner, api, route.saga, params, schemes);
+      for (const m of methods)
+        item[m.toLowerCase()] = operation(form, m, route.runner, api, route.saga, params, schemes);
     }
   }
   const body: Json = {
@@ -202,7 +211,8 @@ export function openApiDocument(settings: Settings): Json {
           name: 'Idempotency-Key',
           in: 'header',
           required: false,
-          description: 'at most 255 visible ASCII characters: the same key and body again replays the stored response',
+          description:
+            'at most 255 visible ASCII characters (a quoted string: 257): the same key and body again replays the stored response',
           schema: { type: 'string', minLength: 1, maxLength: 257 },
         },
         LastEventId: {

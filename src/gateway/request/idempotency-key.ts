@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { callerKey } from '../../core/caller.js';
 import type { SagaResult } from '../../core/types.js';
 import type { Claim, RequestKeyStore, StoredResponse } from '../../states/request-keys/index.js';
@@ -59,7 +59,7 @@ interface Pending {
   notRun?: boolean;
 }
 
-/** The key of a request: undefined when it has none, null when the header is malformed (with why). */
+/** The key of a request: undefined when it has none, `{ invalid }` (saying why) when the header is malformed. */
 export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined | { invalid: string } {
   if (header === undefined) return undefined;
   if (Array.isArray(header)) return { invalid: 'the request has more than one Idempotency-Key header' };
@@ -147,29 +147,42 @@ export class IdempotencyKeys {
     pending.notRun = error.step === undefined && NOT_RUN.has(error.code);
   }
 
-  /** onSend hook of the one-shot form: store the response of a request that holds a key. */
-  readonly onSend: onSendHookHandler = async (request, reply, payload) => {
+  /**
+   * onSend hook of the one-shot form: store the response of a request that holds a key.
+   * Callback style: the requests without a key (nearly all) pass without a promise.
+   */
+  readonly onSend = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payload: unknown,
+    done: (err: Error | null, payload?: unknown) => void,
+  ): void => {
     const pending = this.pending.get(request);
-    if (pending === undefined) return payload;
+    if (pending === undefined) return done(null, payload);
     this.pending.delete(request);
-    try {
-      if (pending.notRun === true) {
-        await this.store.release(pending.id, pending.owner);
-        return payload;
-      }
-      const stored = await this.store.complete(
-        pending.id,
-        pending.owner,
-        this.toStored(reply, payload),
-        this.now() + this.options.ttlMs,
-      );
-      if (!stored) request.log.warn('idempotency key was taken over before its response was stored');
-    } catch (err) {
-      // The response still goes out; the key is left to its lock, so a retry runs again after it.
-      request.log.error({ err }, 'idempotency key store failed; the response is not stored');
-    }
-    return payload;
+    // A failure to store is logged and the response still goes out; the key is left to its
+    // lock, so a retry runs again after it.
+    this.settle(request, reply, payload, pending).then(
+      () => done(null, payload),
+      (err: unknown) => {
+        request.log.error({ err }, 'idempotency key store failed; the response is not stored');
+        done(null, payload);
+      },
+    );
   };
+
+  /** Store the response for `pending`, or release the key of a run no runner took. */
+  private async settle(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payload: unknown,
+    pending: Pending,
+  ): Promise<void> {
+    if (pending.notRun === true) return this.store.release(pending.id, pending.owner);
+    const expiresAt = this.now() + this.options.ttlMs;
+    const stored = await this.store.complete(pending.id, pending.owner, this.toStored(reply, payload), expiresAt);
+    if (!stored) request.log.warn('idempotency key was taken over before its response was stored');
+  }
 
   close(): Promise<void> {
     return this.store.close();

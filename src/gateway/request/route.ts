@@ -26,8 +26,12 @@ export function requestHandler(ctx: GatewayContext, keys?: IdempotencyKeys) {
     if (format === null) return sendProblem(reply, problemFor('NOT_ACCEPTABLE', request.id, 'no acceptable format'));
     const query = request.query as Record<string, unknown>;
     const input = usesBody(request.method) ? bodyInput(request.body) : query;
-    if (keys !== undefined && !(await keys.begin(request, reply, admitted))) return reply;
-    const keyed = keys?.holdsKey(request) === true;
+    // Checked before awaiting: a request without the header costs no promise here.
+    let keyed = false;
+    if (keys !== undefined && request.headers['idempotency-key'] !== undefined) {
+      if (!(await keys.begin(request, reply, admitted))) return reply;
+      keyed = keys.holdsKey(request);
+    }
 
     // Cancelled when the client goes away; an AbortSignal is made only if something asks for it.
     const cancel = new Cancel();

@@ -5,8 +5,9 @@ import type { Claim, RequestKeyStore, StoredResponse } from './store.js';
  * The in-process request key store (the default). Bounded: at most `maxKeys` rows and
  * `maxBytes` of stored bodies; past either, the rows that expire first are dropped first, even
  * when still live (a replay of a dropped key then runs the request again: use a SQL state when
- * that matters, see docs/gateway.md). Rows are kept in expiry order, so expired ones are
- * removed from the front in constant time per row.
+ * that matters, see docs/gateway.md). Rows are kept in the order they were claimed or
+ * completed, which is nearly their expiry order, so expired ones are removed from the front in
+ * constant time per row.
  */
 
 interface Row {
@@ -27,7 +28,7 @@ export interface MemoryKeyLimits {
 /** Request keys in a Map, for one gateway process. */
 export class MemoryKeyStore implements RequestKeyStore {
   readonly kind = 'memory';
-  /** insertion order = expiry order: every row of one kind lives equally long, and a row is re-inserted when it completes */
+  /** in the order of claim or completion (a row is re-inserted when it completes): rows of one kind live equally long */
   private readonly rows = new Map<string, Row>();
   private bytes = 0;
   private readonly maxKeys: number;
