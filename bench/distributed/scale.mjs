@@ -8,7 +8,7 @@
 // Rounds alternate the variants (A B C D, A B C D, ...) and each variant's median round is used.
 //   npm run build && node bench/distributed/scale.mjs [--seconds 5] [--rounds 3] [--connections 32]
 //     [--pg postgres://postgres@127.0.0.1:5432/test] [--no-journal]
-/* global fetch */
+/* global fetch, clearTimeout, performance */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -132,7 +132,10 @@ ${journal ? '    journal: journal\n' : ''}    sagas:
     for (let i = 0; i < replicas; i++) ports.push(['api', await freePort()]);
     ports.push(['worker', await freePort()]);
     for (const [runner, port] of ports) {
-      named.push([runner, start(process.execPath, [MAIN, 'runner', '--config', config, '--runner', runner, '--port', String(port)])]);
+      named.push([
+        runner,
+        start(process.execPath, [MAIN, 'runner', '--config', config, '--runner', runner, '--port', String(port)]),
+      ]);
     }
     for (const [, port] of ports) await waitHttp(`http://127.0.0.1:${port}/readyz`);
     const port = await freePort();
@@ -153,9 +156,19 @@ ${journal ? '    journal: journal\n' : ''}    sagas:
     per['load generator'] = (selfUs.user + selfUs.system) / n;
     // the cores the processes actually got while the load ran (the machine is shared)
     const obtained = (Object.values(per).reduce((a, b) => a + b, 0) * n) / wallUs;
-    const row = { label, replicas, rps: r.requests.average, p50: r.latency.p50, errors: r.non2xx + r.errors, per, obtained };
+    const row = {
+      label,
+      replicas,
+      rps: r.requests.average,
+      p50: r.latency.p50,
+      errors: r.non2xx + r.errors,
+      per,
+      obtained,
+    };
     console.log(
-      `${label}: ${Math.round(row.rps)} req/s, p50 ${row.p50} ms, errors ${row.errors}, cores obtained ${obtained.toFixed(2)}; CPU µs/request: ${Object.entries(per)
+      `${label}: ${Math.round(row.rps)} req/s, p50 ${row.p50} ms, errors ${row.errors}, cores obtained ${obtained.toFixed(2)}; CPU µs/request: ${Object.entries(
+        per,
+      )
         .map(([k, v]) => `${k} ${Math.round(v)}`)
         .join(', ')}`,
     );
@@ -219,10 +232,18 @@ median rounds: ${[one, two, noKv, withJournal]
   .filter(Boolean)
   .map((r) => `${r.label} ${fmt(r.rps)} req/s (rounds ${r.all.map((x) => fmt(x.rps)).join(', ')})`)
   .join('; ')}
-machine: ${cores} cores, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}, Node ${process.version}
-model inputs (api ×1 run), CPU µs per request: ${Object.entries(one.per).map(([k, v]) => `${k} ${fmt(v)}`).join(', ')}; total ${fmt(model1.total)}
-bounds for 1 replica:  ${Object.entries(model1.bounds).map(([k, v]) => `${k} ${fmt(v)}`).join(', ')} -> ${fmt(model1.rps)} req/s (${model1.limit})
-bounds for 2 replicas: ${Object.entries(model2.bounds).map(([k, v]) => `${k} ${fmt(v)}`).join(', ')} -> ${fmt(model2.rps)} req/s (${model2.limit})
+machine: ${cores} cores, load ${loadavg()
+  .map((l) => l.toFixed(1))
+  .join(' ')}, Node ${process.version}
+model inputs (api ×1 run), CPU µs per request: ${Object.entries(one.per)
+  .map(([k, v]) => `${k} ${fmt(v)}`)
+  .join(', ')}; total ${fmt(model1.total)}
+bounds for 1 replica:  ${Object.entries(model1.bounds)
+  .map(([k, v]) => `${k} ${fmt(v)}`)
+  .join(', ')} -> ${fmt(model1.rps)} req/s (${model1.limit})
+bounds for 2 replicas: ${Object.entries(model2.bounds)
+  .map(([k, v]) => `${k} ${fmt(v)}`)
+  .join(', ')} -> ${fmt(model2.rps)} req/s (${model2.limit})
 with the ${one.obtained.toFixed(2)} cores the processes obtained in the api ×1 run: 2 replicas -> ${fmt(obtained.rps)} req/s (${obtained.limit})
 predicted change 1 -> 2 replicas: ×${(model2.rps / model1.rps).toFixed(2)}; measured: ×${(two.rps / one.rps).toFixed(2)} (${fmt(one.rps)} -> ${fmt(two.rps)} req/s)
 outcome writes (2 KV puts per request): api ${fmt(one.per.api - noKv.per.api)} µs, nats-server ${fmt(one.per['nats-server'] - noKv.per['nats-server'])} µs per request; throughput ×${(one.rps / noKv.rps).toFixed(2)} of outcomes off`);

@@ -89,7 +89,11 @@ describe('outcomes without a journal (NATS KV)', { skip: natsDown ? skipOrFail(n
     for (let i = 0; i < 200; i++) {
       const r = await gw.app.inject({ method: 'GET', url: '/api/request/echo?warm=1', headers: { 'x-api-key': 'a' } });
       await new Promise((res) => setTimeout(res, 25));
-      const s = await gw.app.inject({ method: 'GET', url: `/api/status/${r.headers['x-request-id']}`, headers: { 'x-api-key': 'a' } });
+      const s = await gw.app.inject({
+        method: 'GET',
+        url: `/api/status/${r.headers['x-request-id']}`,
+        headers: { 'x-api-key': 'a' },
+      });
       if (s.statusCode === 200) break;
     }
   });

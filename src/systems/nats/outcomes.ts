@@ -281,7 +281,9 @@ export class OutcomeReader {
 /** The error of a JetStream publish acknowledgement, if it is one. */
 function pubAckError(data: Uint8Array): { err_code?: number; description?: string } | undefined {
   try {
-    const ack = JSON.parse(Buffer.from(data).toString('utf8')) as { error?: { err_code?: number; description?: string } };
+    const ack = JSON.parse(Buffer.from(data).toString('utf8')) as {
+      error?: { err_code?: number; description?: string };
+    };
     return ack.error;
   } catch {
     return { description: 'unreadable acknowledgement' };
