@@ -20,3 +20,15 @@ export async function natsUnavailableReason(): Promise<string | undefined> {
   });
   return up ? undefined : `NATS not reachable at ${NATS}`;
 }
+
+/** Stream names of a test prefix: its events and replies streams and its outcome buckets (KV_<prefix>_status_<runner>). */
+export async function prefixStreams(
+  jsm: { streams: { names(): AsyncIterable<string> } },
+  prefix: string,
+): Promise<string[]> {
+  const names: string[] = [];
+  for await (const name of jsm.streams.names()) {
+    if (name.startsWith(`${prefix}_`) || name.startsWith(`KV_${prefix}_`)) names.push(name);
+  }
+  return names;
+}

@@ -81,7 +81,7 @@ export const RunnerSchema = Type.Object(
     ),
     statusTtl: Type.Optional(
       DurationOf(
-        'distributed mode: how long each run\'s outcome stays readable at /api/status without a journal (a NATS key-value bucket); 0 = not kept; default 24h',
+        "distributed mode: how long each run's outcome stays readable at /api/status without a journal (a NATS key-value bucket); 0 = not kept; default 24h",
       ),
     ),
     statusMaxSize: Type.Optional(

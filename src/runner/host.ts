@@ -243,7 +243,8 @@ export class Host implements SagaService {
   private outcomesOf(settings: RunnerSettings, log: Logger): { outcomes?: OutcomeRecorder } {
     const system = this.hub?.gatewaySystem();
     const ttl = settings.statusTtlMs ?? DEFAULT_STATUS_TTL_MS;
-    if (!system || settings.journal !== undefined || ttl <= 0) return {};
+    // A runner without sagas is never asked to run one: it needs no bucket.
+    if (!system || settings.journal !== undefined || ttl <= 0 || settings.plans.length === 0) return {};
     const runner = {
       name: settings.name,
       deployment: settings.deployment,

@@ -6,7 +6,7 @@ import { silentLogger } from '../core/logger.js';
 import { startTestHost, type TestHost } from '../testing/index.js';
 import { PROBE_HANDLER } from '../testing/probe-handler.js';
 import { NatsHub } from './nats/hub.js';
-import { NATS, natsUnavailableReason, skipOrFail } from '../../test/nats-available.js';
+import { NATS, natsUnavailableReason, skipOrFail, prefixStreams } from '../../test/nats-available.js';
 
 /**
  * The nats system in one process (real NATS at 127.0.0.1:4222): a stream on a nats system goes
@@ -21,7 +21,7 @@ async function dropStreams(prefix: string): Promise<void> {
   const { jetstreamManager } = await import('@nats-io/jetstream');
   const nc = await connect({ servers: NATS });
   const jsm = await jetstreamManager(nc);
-  for (const s of [`${prefix}_events`, `${prefix}_resp`]) await jsm.streams.delete(s).catch(() => undefined);
+  for (const s of await prefixStreams(jsm, prefix)) await jsm.streams.delete(s).catch(() => undefined);
   await nc.close();
 }
 

@@ -5,6 +5,7 @@ import { connect as tcpConnect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { prefixStreams } from '../nats-available.js';
 
 /**
  * Multi-process harness: gateway and runners as separate OS processes
@@ -240,12 +241,7 @@ export async function dropStreams(servers: string, prefix: string): Promise<void
   if (!nc) return;
   try {
     const jsm = await jetstreamManager(nc);
-    // the events and replies streams, and the outcome buckets (KV_<prefix>_status_<runner>)
-    const names: string[] = [];
-    for await (const name of jsm.streams.names()) {
-      if (name.startsWith(`${prefix}_`) || name.startsWith(`KV_${prefix}_`)) names.push(name);
-    }
-    for (const name of names) await jsm.streams.delete(name).catch(() => undefined);
+    for (const name of await prefixStreams(jsm, prefix)) await jsm.streams.delete(name).catch(() => undefined);
   } finally {
     await nc.close();
   }

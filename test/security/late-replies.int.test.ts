@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { startTestHost, type TestHost } from '../../src/testing/index.js';
 import { PROBE_HANDLER } from '../../src/testing/probe-handler.js';
-import { NATS, natsUnavailableReason, skipOrFail } from '../nats-available.js';
+import { NATS, natsUnavailableReason, skipOrFail, prefixStreams } from '../nats-available.js';
 
 /**
  * Issue 9 item 13 (c): replies that arrive after their event was cancelled must not grow the
@@ -81,7 +81,7 @@ describe('late replies after a cancelled event', { skip: natsDown ? skipOrFail(n
     const { jetstreamManager } = await import('@nats-io/jetstream');
     const nc = await connect({ servers: NATS });
     const jsm = await jetstreamManager(nc);
-    for (const s of [`${prefix}_events`, `${prefix}_resp`]) await jsm.streams.delete(s).catch(() => undefined);
+    for (const s of await prefixStreams(jsm, prefix)) await jsm.streams.delete(s).catch(() => undefined);
     await nc.close();
   });
 

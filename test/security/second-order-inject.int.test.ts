@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { startTestHost, type TestHost } from '../../src/testing/index.js';
 import { PROBE_HANDLER } from '../../src/testing/probe-handler.js';
 import { HOSTILE_TEXTS, assertNoLeak, capturingLogger, secrets } from './inject-canary.js';
-import { NATS, natsUnavailableReason, skipOrFail } from '../nats-available.js';
+import { NATS, natsUnavailableReason, skipOrFail, prefixStreams } from '../nats-available.js';
 
 /**
  * Issue 9 item 1 across the broker (real NATS at 127.0.0.1:4222): an action record whose event
@@ -98,7 +98,7 @@ describe('second-order inject over NATS', { skip: natsDown ? skipOrFail(natsDown
     const { jetstreamManager } = await import('@nats-io/jetstream');
     const nc = await connect({ servers: NATS });
     const jsm = await jetstreamManager(nc);
-    for (const s of [`${prefix}_events`, `${prefix}_resp`]) await jsm.streams.delete(s).catch(() => undefined);
+    for (const s of await prefixStreams(jsm, prefix)) await jsm.streams.delete(s).catch(() => undefined);
     await nc.close();
   });
 

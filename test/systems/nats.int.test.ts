@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { NATS, natsUnavailableReason, skipOrFail } from '../nats-available.js';
+import { NATS, natsUnavailableReason, skipOrFail, prefixStreams } from '../nats-available.js';
 import { runSystemContract } from './system-contract.js';
 
 const natsDown = await natsUnavailableReason();
@@ -15,7 +15,7 @@ runSystemContract('nats', {
     const { jetstreamManager } = await import('@nats-io/jetstream');
     const nc = await natsConnect({ servers: NATS });
     const jsm = await jetstreamManager(nc);
-    for (const s of [`${prefix}_events`, `${prefix}_resp`]) await jsm.streams.delete(s).catch(() => undefined);
+    for (const s of await prefixStreams(jsm, prefix)) await jsm.streams.delete(s).catch(() => undefined);
     await nc.close();
   },
 });

@@ -98,13 +98,13 @@ export class NatsHub implements SagaService {
   }
 
   /**
-   * The reader of the outcome buckets (issue 13) of the runners that keep one: those without a
-   * journal and with a statusTtl above 0. Undefined when no runner does.
+   * The reader of the outcome buckets (issue 13) of the runners that keep one: those with sagas,
+   * without a journal and with a statusTtl above 0. Undefined when no runner does.
    */
   outcomeReader(): OutcomeReader | undefined {
     const system = this.gatewaySystem();
     const runners = Object.values(this.settings.runners)
-      .filter((r) => r.journal === undefined && (r.statusTtlMs ?? DEFAULT_STATUS_TTL_MS) > 0)
+      .filter((r) => r.journal === undefined && r.plans.length > 0 && (r.statusTtlMs ?? DEFAULT_STATUS_TTL_MS) > 0)
       .map((r) => r.name);
     if (!system || runners.length === 0) return undefined;
     return new OutcomeReader(system, runners, (instance) => this.isLive(instance));

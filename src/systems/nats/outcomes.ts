@@ -1,4 +1,5 @@
 import type { KV } from '@nats-io/kv';
+import type { MsgHdrs } from '@nats-io/transport-node';
 import { SagawayError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { SagaResult } from '../../core/types.js';
@@ -24,14 +25,15 @@ import {
  * - nats-server 2.9 has no per-key TTL (that is 2.11's `allow_msg_ttl`): the bucket's `max_age`
  *   is the TTL. A run's key is written twice (RUNNING, then DONE), history 1, so max_age counts
  *   from the last write. Changing statusTtl updates the bucket's max_age at the next start.
- * - Writes never hold up the response: the put is handed to the connection (nats.js writes it
- *   into the socket buffer synchronously) and its acknowledgement is not awaited. Because the
+ * - Writes never hold up the response: a put is a plain publish on the key's subject, written
+ *   into the connection's buffer synchronously; no acknowledgement is awaited (one put in
+ *   ACK_SAMPLE asks for one, only to notice and log a bucket that refuses writes). Because the
  *   DONE value is put before the runner answers the gateway, on the same connection, a reply
  *   that reached the gateway means the value reached the server first (one TCP stream, read in
  *   order): an acknowledged run's outcome is not lost when the runner dies right after.
  * - Bounded: values are capped at `runners.R.statusMaxSize` (outcome-value.ts encodeOutcome) and
- *   the bucket's max_msg_size; at most MAX_UNACKED puts wait for their acknowledgement, beyond
- *   that a write is skipped and counted (a broker that cannot keep up never grows our memory).
+ *   the bucket's max_msg_size; no per-put state is kept (at most MAX_UNACKED sampled
+ *   acknowledgements are awaited); while the broker is away, puts are skipped and counted.
  */
 
 /** `runners.R.statusTtl` when not set (settings made by code; compile fills it). */
@@ -39,8 +41,12 @@ export const DEFAULT_STATUS_TTL_MS = 24 * 3600_000;
 /** `runners.R.statusMaxSize` when not set. */
 export const DEFAULT_STATUS_MAX_BYTES = 64 * 1024;
 
-/** Puts awaiting their acknowledgement, per runner, before new ones are skipped. */
-const MAX_UNACKED = 10_000;
+/** One put in this many asks for the server's acknowledgement (failures are noticed, not paid for on every put). */
+const ACK_SAMPLE = 64;
+/** Sampled puts awaiting their acknowledgement at most; beyond, puts are sent without asking. */
+const MAX_UNACKED = 100;
+/** JetStream's error code for a put whose expected last sequence does not match (the key has a value). */
+const WRONG_LAST_SEQUENCE = 10071;
 /** Room for the KV headers over the value cap, in the bucket's max_msg_size. */
 const HEADER_ROOM = 1024;
 /** How often a skipped or failed write is logged at most. */
@@ -62,9 +68,13 @@ export interface OutcomeHandle {
 
 /** The writing side, in the runner process: one per runner without a journal. */
 export class OutcomeRecorder {
-  private kv: KV | undefined;
+  private opened = false;
+  private readonly subjectPrefix: string;
+  /** the header of a put that only writes a key without a value (Nats-Expected-Last-Subject-Sequence: 0) */
+  private firstWins: MsgHdrs | undefined;
+  private writes = 0;
   private unacked = 0;
-  /** writes skipped (no bucket yet, broker away, too many unacknowledged) or failed */
+  /** writes skipped (no bucket yet, broker away) or refused, as far as sampled acknowledgements tell */
   lost = 0;
   private lastLog = 0;
   private readonly bucket: string;
@@ -77,6 +87,7 @@ export class OutcomeRecorder {
     log: Logger,
   ) {
     this.bucket = bucketName(system.names, runner.name);
+    this.subjectPrefix = `$KV.${this.bucket}.`;
     this.log = log.child({ bucket: this.bucket });
     system.whenConnected(() => this.open());
   }
@@ -87,9 +98,9 @@ export class OutcomeRecorder {
    */
   private async open(): Promise<void> {
     const { Kvm } = await import('@nats-io/kv');
-    const { nanos } = await import('@nats-io/transport-node');
+    const { nanos, headers } = await import('@nats-io/transport-node');
     const maxMsg = this.runner.statusMaxBytes + HEADER_ROOM;
-    const kv = await new Kvm(this.system.js!).create(this.bucket, {
+    await new Kvm(this.system.js!).create(this.bucket, {
       history: 1,
       ttl: this.runner.statusTtlMs,
       maxValueSize: maxMsg,
@@ -102,12 +113,14 @@ export class OutcomeRecorder {
     if (info.config.max_age !== maxAge || info.config.max_msg_size !== maxMsg) {
       await jsm.streams.update(stream, { ...info.config, max_age: maxAge, max_msg_size: maxMsg });
     }
-    this.kv = kv;
+    this.firstWins = headers();
+    this.firstWins.set('Nats-Expected-Last-Subject-Sequence', '0');
+    this.opened = true;
   }
 
   /** Whether the bucket is open (writes are accepted). */
   get ready(): boolean {
-    return this.kv !== undefined;
+    return this.opened;
   }
 
   /** Record that a run started (RUNNING), and index the caller's correlation id (first run wins). */
@@ -147,32 +160,48 @@ export class OutcomeRecorder {
     this.put(handle.key, encodeOutcome(value, this.runner.statusMaxBytes), false);
   }
 
-  /** Hand a put to the connection now; its acknowledgement is only counted. */
+  /**
+   * Hand a put to the connection now. It is a plain publish on the key's subject (what a KV put
+   * is), so it costs one buffered write and no request state; one put in ACK_SAMPLE asks for the
+   * server's acknowledgement, so that a bucket that refuses writes (deleted, storage full) is
+   * noticed and logged. `create`: only if the key has no value yet (the server drops the put
+   * otherwise: first wins).
+   */
   private put(key: string, value: Uint8Array, create: boolean): void {
-    const kv = this.kv;
-    if (!kv || !this.system.isConnected || this.unacked >= MAX_UNACKED) {
-      this.failed('outcome not kept: the status bucket is not reachable or too far behind');
+    // Before this process has opened the bucket, it usually exists already (another replica, an
+    // earlier start): the put is sent anyway, and lands as soon as the bucket is there.
+    const nc = this.system.nc;
+    if (!nc || !this.system.isConnected || (create && !this.firstWins)) {
+      this.failed('outcome not kept: the status bucket is not reachable');
+      return;
+    }
+    const subject = `${this.subjectPrefix}${key}`;
+    const options = create ? { headers: this.firstWins } : undefined;
+    if (++this.writes % ACK_SAMPLE !== 0 || this.unacked >= MAX_UNACKED) {
+      nc.publish(subject, value, options);
       return;
     }
     this.unacked++;
-    const acked = create ? kv.create(key, value) : kv.put(key, value);
-    acked.then(
-      () => this.unacked--,
+    nc.request(subject, value, { timeout: this.system.settings.publishTimeoutMs, ...options }).then(
+      (msg) => {
+        this.unacked--;
+        const error = pubAckError(msg.data);
+        // A correlation id that an earlier run of the caller already has keeps pointing there.
+        if (error && !(create && error.err_code === WRONG_LAST_SEQUENCE)) this.failed('outcome not kept', error);
+      },
       (err: unknown) => {
         this.unacked--;
-        // A correlation id that an earlier run of the caller already has keeps pointing there.
-        if (create && /wrong last sequence/i.test(String((err as Error)?.message))) return;
-        this.failed('outcome not kept', err);
+        this.failed('outcome not kept', err as Error);
       },
     );
   }
 
-  private failed(message: string, err?: unknown): void {
+  private failed(message: string, err?: { message?: unknown; description?: unknown }): void {
     this.lost++;
     const now = Date.now();
     if (now - this.lastLog < LOG_EVERY_MS) return;
     this.lastLog = now;
-    this.log.warn({ lost: this.lost, ...(err ? { err: (err as Error).message } : {}) }, message);
+    this.log.warn({ lost: this.lost, ...(err ? { err: String(err.message ?? err.description) } : {}) }, message);
   }
 }
 
@@ -246,5 +275,17 @@ export class OutcomeReader {
       this.buckets.set(runner, kv);
     }
     return kv;
+  }
+}
+
+/** The error of a JetStream publish acknowledgement, if it is one. */
+function pubAckError(data: Uint8Array): { err_code?: number; description?: string } | undefined {
+  try {
+    const ack = JSON.parse(Buffer.from(data).toString('utf8')) as {
+      error?: { err_code?: number; description?: string };
+    };
+    return ack.error;
+  } catch {
+    return { description: 'unreadable acknowledgement' };
   }
 }
