@@ -39,6 +39,8 @@ export type Report = (
 ) => void;
 
 const ms = (v: unknown, fallback: number) => parseDuration(v) ?? fallback;
+/** How long a finished run stays in the journal unless `journalRetention` says otherwise: 7 days. */
+export const DEFAULT_JOURNAL_RETENTION_MS = 7 * 24 * 3600_000;
 
 /** Compile a validated config (sagas already loaded into `sagasByRunner`) into frozen settings. */
 export function compileSettings(
@@ -272,6 +274,7 @@ function compileRunner(
     streams,
     maxSteps: r.maxSteps ?? 1000,
     ...(r.journal !== undefined ? { journal: r.journal } : {}),
+    journalRetentionMs: ms(r.journalRetention, DEFAULT_JOURNAL_RETENTION_MS),
   };
   if (r.journal !== undefined && !Object.hasOwn(raw.states ?? {}, r.journal)) {
     report(file, ['runners', name, 'journal'], `unknown state "${r.journal}"`);

@@ -90,6 +90,9 @@ export class GroupCommitState implements State {
   ping(): Promise<void> {
     return this.state.ping();
   }
+  async ensureIndex(fields: readonly string[]): Promise<void> {
+    await this.state.ensureIndex?.(fields);
+  }
   /** Waits for the writes already made, then closes the store. */
   async close(): Promise<void> {
     await this.drained();
