@@ -36,10 +36,15 @@ export async function sagawayStart(config, { env, nofile, nodeArgs = [] } = {}) 
  */
 export async function sagawayProcess(args, { env, probe, nodeArgs = [] } = {}) {
   const port = await freePort();
-  const svc = await startService(`sagaway ${args[0]}`, serverNode(), [...nodeArgs, CLI, ...args, '--port', String(port)], {
-    env,
-    probe: probe ?? `http://127.0.0.1:${port}/healthz`,
-  });
+  const svc = await startService(
+    `sagaway ${args[0]}`,
+    serverNode(),
+    [...nodeArgs, CLI, ...args, '--port', String(port)],
+    {
+      env,
+      probe: probe ?? `http://127.0.0.1:${port}/healthz`,
+    },
+  );
   return { ...svc, port, base: `http://127.0.0.1:${port}` };
 }
 

@@ -42,6 +42,8 @@ export type Report = (
 const ms = (v: unknown, fallback: number) => parseDuration(v) ?? fallback;
 /** Upper bound of runners.R.statusMaxSize: NATS' default max_payload. */
 const MAX_STATUS_BYTES = 1024 * 1024;
+/** How long a finished run stays in the journal unless `journalRetention` says otherwise: 7 days. */
+export const DEFAULT_JOURNAL_RETENTION_MS = 7 * 24 * 3600_000;
 
 /** Compile a validated config (sagas already loaded into `sagasByRunner`) into frozen settings. */
 export function compileSettings(
@@ -301,6 +303,7 @@ function compileRunner(
     statusMaxBytes: Math.min(MAX_STATUS_BYTES, Math.max(1024, parseSize(r.statusMaxSize) ?? 64 * 1024)),
     maxSteps: r.maxSteps ?? 1000,
     ...(r.journal !== undefined ? { journal: r.journal } : {}),
+    journalRetentionMs: ms(r.journalRetention, DEFAULT_JOURNAL_RETENTION_MS),
   };
   if (r.journal !== undefined && !Object.hasOwn(raw.states ?? {}, r.journal)) {
     report(file, ['runners', name, 'journal'], `unknown state "${r.journal}"`);

@@ -96,6 +96,11 @@ export const RunnerSchema = Type.Object(
         description: 'alias of a state where saga progress is journaled (resume, /api/status)',
       }),
     ),
+    journalRetention: Type.Optional(
+      DurationOf(
+        'how long the journal keeps a finished run (its outcome for /api/status) after its last write; running runs are never removed; default 7d',
+      ),
+    ),
   },
   strict,
 );

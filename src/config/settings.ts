@@ -276,6 +276,11 @@ export interface RunnerSettings {
   maxSteps: number;
   /** alias of the state that journals saga progress; undefined = no journal */
   journal?: string;
+  /**
+   * ms a finished run stays in the journal after its last write (journalRetention); compile
+   * fills in 7 days (optional only so that hand-made settings in tests need not name it)
+   */
+  journalRetentionMs?: number;
 }
 
 /** Everything a process needs, compiled from one configuration file. */

@@ -41,6 +41,8 @@ export interface HostOptions {
 
 /** How often journaled runs whose process is gone are looked for. */
 const RESUME_INTERVAL_MS = Number(process.env['SAGAWAY_RESUME_MS'] ?? 5000);
+/** How often finished runs past their retention are removed from the journals (runner.pruneJournal). */
+const PRUNE_INTERVAL_MS = 60_000;
 
 /**
  * The runners of one process, with the states, secrets and the `local` system they share.
@@ -58,6 +60,8 @@ export class Host implements SagaService {
   private readonly states = new Map<string, State>();
   private resumeTimer: NodeJS.Timeout | undefined;
   private resuming = false;
+  /** when the journals are pruned next (with the orphan scan, at most every PRUNE_INTERVAL_MS) */
+  private pruneAt = 0;
   private closed = false;
 
   private constructor(private readonly options: HostOptions) {
@@ -134,6 +138,10 @@ export class Host implements SagaService {
       this.resuming = true;
       try {
         await Promise.all([...this.runners.values()].map((r) => r.resumeOrphans(isLive)));
+        if (Date.now() >= this.pruneAt) {
+          this.pruneAt = Date.now() + PRUNE_INTERVAL_MS;
+          await Promise.all([...this.runners.values()].map((r) => r.pruneJournal()));
+        }
       } catch (err) {
         this.options.log.warn({ err: toErrorInfo(err) }, 'journal scan failed; will retry');
       } finally {

@@ -133,6 +133,10 @@ class ConfiguredState implements State {
     if (!inner.writeBatch) throw new SagawayError('INTERNAL', `state "${this.alias}" has no batched writes`);
     return inner.writeBatch(writes);
   }
+  /** The adapter's list index, when it has such a thing (memory does not). */
+  async ensureIndex(fields: readonly string[]): Promise<void> {
+    await (this.inner ?? (await this.ready())).ensureIndex?.(fields);
+  }
   async query(name: string, bindings: Record<string, unknown>): Promise<QueryResult> {
     return (this.inner ?? (await this.ready())).query(name, bindings);
   }

@@ -21,7 +21,7 @@ import { postgresBatch } from './postgres-batch.js';
 import { checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
 import { appliedElsewhere, idempotencyLimits, type IdempotencyLimits } from './idempotency.js';
 import { WriteMethods } from './write-methods.js';
-import { sqlTableNames } from './sql-table.js';
+import { listIndexName, sqlTableNames } from './sql-table.js';
 
 /**
  * The `postgres` state (`pg` pool): one table per state (id, version, data JSONB, created_at,
@@ -264,6 +264,22 @@ export class PostgresState extends WriteMethods implements State {
       rows = rows.slice(0, MAX_QUERY_ROWS);
     }
     return { list: rows };
+  }
+
+  /**
+   * The list index on `fields` (list() filters them as `COALESCE(data->'f', 'null'::jsonb)`,
+   * ordered by seq): the same expressions, so the planner uses it for that filter and order.
+   */
+  async ensureIndex(fields: readonly string[]): Promise<void> {
+    const cols = fields.map((f) => `COALESCE(data->'${f}', 'null'::jsonb)`);
+    const name = listIndexName(this.options.table, fields);
+    await this.run(`CREATE INDEX IF NOT EXISTS ${name} ON ${this.t} (${[...cols, 'seq'].join(', ')})`).catch(
+      (err: unknown) => {
+        // two processes creating it at once: the other one did
+        const code = ((err as SagawayError).cause as { code?: string } | undefined)?.code;
+        if (code !== '23505' && code !== '42P07') throw err;
+      },
+    );
   }
 
   /** Group commit: the whole batch in one statement, one transaction (postgres-batch.ts). */

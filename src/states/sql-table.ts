@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { SagawayError } from '../core/errors.js';
 
 /** Quoted names of a SQL state's table and its idempotency table. */
@@ -17,4 +18,19 @@ export function sqlTableNames(table: string, maxLength: number): SqlTableNames {
     throw new SagawayError('CONFIG_INVALID', `invalid table name "${table}"`);
   }
   return { t: `"${table}"`, ti: `"${table}_idem"` };
+}
+
+/**
+ * The name of the list index on `fields` of table `table` (states' ensureIndex): the table
+ * name, cut to stay within PostgreSQL's 63 characters, and a short hash of the fields.
+ * VALIDATION_FAILED for a field that is not a plain identifier (it goes into SQL text).
+ */
+export function listIndexName(table: string, fields: readonly string[]): string {
+  for (const f of fields) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(f)) {
+      throw new SagawayError('VALIDATION_FAILED', 'an indexed field must be a plain identifier');
+    }
+  }
+  const hash = createHash('sha256').update(fields.join('\n')).digest('hex').slice(0, 8);
+  return `"${table.slice(0, 50)}_ix_${hash}"`;
 }

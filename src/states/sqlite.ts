@@ -20,7 +20,7 @@ import type {
 import { checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
 import { appliedElsewhere, dataHash, idempotencyLimits, type IdempotencyLimits } from './idempotency.js';
 import { WriteMethods } from './write-methods.js';
-import { sqlTableNames } from './sql-table.js';
+import { listIndexName, sqlTableNames } from './sql-table.js';
 import { openSqlite, type SqlDatabase, type SqlStatement } from './sqlite-driver.js';
 
 /**
@@ -246,6 +246,17 @@ export class SqliteState extends WriteMethods implements State {
       }
     }
     return result;
+  }
+
+  /** The list index on `fields` (list() filters them as `json_extract(data, '$.f')`, ordered by seq). */
+  async ensureIndex(fields: readonly string[]): Promise<void> {
+    const cols = fields.map((f) => `json_extract(data, '$.${f}')`);
+    const name = listIndexName(this.options.table, fields);
+    try {
+      this.handle().exec(`CREATE INDEX IF NOT EXISTS ${name} ON ${this.t} (${[...cols, 'seq'].join(', ')})`);
+    } catch (err) {
+      throw new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}": cannot create an index`, { cause: err });
+    }
   }
 
   /**

@@ -96,6 +96,12 @@ export interface State {
    * failed (then none of them was applied).
    */
   writeBatch?(writes: readonly BatchWrite[]): Promise<BatchOutcome[]>;
+  /**
+   * Optional: make list() with equality filters on these data fields, in insertion order, an
+   * index scan rather than a table scan (SQL stores; created once, idempotent). Field names are
+   * plain identifiers.
+   */
+  ensureIndex?(fields: readonly string[]): Promise<void>;
   /** throws STATE_UNAVAILABLE when the store cannot be reached (readiness) */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -78,6 +78,9 @@ export interface RunStatus {
   updatedAt: string;
 }
 
+/** The data fields the orphan scan and pruning filter on (the journal's one index). */
+const INDEXED_FIELDS = ['status', 'runner', 'deployment'] as const;
+
 /** Record id of a run: bound to the caller's scope, so that nobody else can read or overwrite it. */
 export function journalId(scope: string, requestId: string): string {
   return `run-${createHash('sha256').update(`${scope}\n${requestId}`).digest('hex').slice(0, 40)}`;
@@ -95,6 +98,8 @@ export function correlationIndexId(scope: string, id: string): string {
 export class Journal {
   /** the journal's store, through group commit: every record kind written here is batched */
   private readonly state: State;
+  /** the index of the orphan scan and of pruning, created once (ensureIndexed) */
+  private indexed: Promise<void> | undefined;
 
   constructor(
     state: State,
@@ -295,6 +300,54 @@ export class Journal {
     }
   }
 
+  /**
+   * The orphan scan and pruning filter on status, runner and deployment in insertion order: an
+   * index on exactly that (SQL journals), so that neither reads the whole table. Retried on the
+   * next call when it failed (store down at start).
+   */
+  private ensureIndexed(): Promise<void> {
+    this.indexed ??= (this.state.ensureIndex?.(INDEXED_FIELDS) ?? Promise.resolve()).catch((err: unknown) => {
+      this.indexed = undefined;
+      throw err;
+    });
+    return this.indexed;
+  }
+
+  /**
+   * Retention (`runners.R.journalRetention`): delete this runner's finished runs whose last write
+   * is older than `retentionMs`, and correlation index entries as old. Bounded: each kind is
+   * read in insertion order, a page of 100 at a time through the index, at most PRUNE_PAGES pages
+   * per call, and a page with nothing old ends it (what follows is younger). A record written
+   * since it was read (a stream's next poll reusing a finished record) is kept: deletes name
+   * its version. RUNNING records are never pruned (they are resumed). Returns how many went.
+   */
+  async prune(retentionMs: number, now = Date.now()): Promise<number> {
+    await this.ensureIndexed();
+    const before = now - retentionMs;
+    let removed = 0;
+    for (const [status, field] of [
+      ['DONE', 'updatedAt'],
+      ['INDEX', 'startedAt'],
+    ] as const) {
+      let after: string | undefined;
+      for (let page = 0; page < PRUNE_PAGES; page++) {
+        const list = await this.state.list({
+          filter: { status, runner: this.runner, deployment: this.deployment },
+          limit: 100,
+          ...(after ? { after } : {}),
+        });
+        const old = list.list.filter((r) => typeof r.data[field] === 'number' && (r.data[field] as number) < before);
+        const results = await Promise.allSettled(
+          old.map((r) => this.state.delete(r.id, { expectedVersion: r.version })),
+        );
+        removed += results.filter((x) => x.status === 'fulfilled').length;
+        if (old.length === 0 || !list.next) break;
+        after = list.next;
+      }
+    }
+    return removed;
+  }
+
   /** An update whose merged data is not needed back (only its version). */
   private patch(id: string, patch: Record<string, unknown>, options: WriteOptions): Promise<StateRecord> {
     const s = this.state;
@@ -306,11 +359,12 @@ export class Journal {
    * this process (compare-and-set on the record version, so two survivors never both take one).
    */
   async claimOrphans(isLive: (instance: string) => boolean, limit = 100): Promise<StateRecord[]> {
+    await this.ensureIndexed();
     const claimed: StateRecord[] = [];
     let after: string | undefined;
     for (;;) {
       const page = await this.state.list({
-        filter: { runner: this.runner, deployment: this.deployment, status: 'RUNNING' },
+        filter: { status: 'RUNNING', runner: this.runner, deployment: this.deployment },
         limit: 100,
         ...(after ? { after } : {}),
       });
@@ -336,6 +390,9 @@ export class Journal {
     }
   }
 }
+
+/** Finished records removed per pruning pass at most (10 pages of 100). */
+export const PRUNE_PAGES = 10;
 
 /** Reads run statuses from the journals of a configuration (gateway side). */
 export class JournalReader {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RawEventMeta } from '../../config/schema.js';
 import type { ApiSettings, RunnerSettings, Settings, StreamBindingSettings } from '../../config/settings.js';
+import { DEFAULT_JOURNAL_RETENTION_MS } from '../../config/compile.js';
 import { Cancel, type Cancellable } from '../../core/cancel.js';
 import { callerKey } from '../../core/caller.js';
 import { SagawayError, toErrorInfo } from '../../core/errors.js';
@@ -194,6 +195,13 @@ export class Runner {
     await journal.finish(entry, result);
     this.afterRun(saga, input, context, runId, result);
     return result;
+  }
+
+  /** Remove finished runs past `journalRetention` from the journal (bounded; journal.ts prune). */
+  pruneJournal(now = Date.now()): Promise<number> {
+    const journal = this.deps.journal;
+    if (!journal) return Promise.resolve(0);
+    return journal.prune(this.deps.runner.journalRetentionMs ?? DEFAULT_JOURNAL_RETENTION_MS, now);
   }
 
   /**

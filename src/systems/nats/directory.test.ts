@@ -86,3 +86,25 @@ test('names: subject tokens never carry . * > or spaces; consumers are distinct 
   assert.notEqual(n.consumer('a_b', 'c', '1'), n.consumer('a', 'b_c', '1'));
   assert.match(n.consumer('s', 'r', 'd'), /^sw_ev_[0-9a-f]{20}$/);
 });
+
+test('targets: the answer for a step is kept until an advertisement arrives or one it used expires', () => {
+  const d = new Directory();
+  const m = meta();
+  const t0 = Date.now();
+  d.accept(ad({ instance: 'a' }), t0);
+  const first = d.targets('bus', 'prices', m);
+  assert.equal(d.targets('bus', 'prices', m), first, 'the same answer object: looked up once');
+  d.accept(ad({ instance: 'b', deployment: '2' }), t0);
+  const second = d.targets('bus', 'prices', m);
+  assert.notEqual(second, first, 'a new advertisement is seen at once');
+  assert.ok('targets' in second && second.targets.length === 2);
+  // an entry that has expired is not served from the cache: accepted long ago, it expires now
+  const d2 = new Directory();
+  d2.accept(ad({ instance: 'old' }), Date.now() - ADVERTISE_INTERVAL_MS * EXPIRY_FACTOR + 30);
+  assert.ok('targets' in d2.targets('bus', 'prices', m));
+  const until = Date.now() + 60;
+  while (Date.now() < until) {
+    /* wait past its expiry */
+  }
+  assert.ok('error' in d2.targets('bus', 'prices', m), 'expired: no live runner');
+});

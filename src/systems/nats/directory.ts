@@ -47,10 +47,22 @@ export interface Target {
 /** The live advertisements, with expiry. */
 export class Directory {
   private readonly entries = new Map<string, { ad: Advertisement; expires: number }>();
+  /**
+   * Answers of targets() per event meta (the frozen meta of a saga plan, one object per step),
+   * valid while no advertisement arrived (`generation`) and none of those it used expired
+   * (`until`): the orchestrator looks up every event it sends, the directory changes every few
+   * seconds.
+   */
+  private readonly cache = new WeakMap<
+    RawEventMeta,
+    Map<string, { generation: number; until: number; answer: ReturnType<Directory['targets']> }>
+  >();
+  private generation = 0;
 
   /** Record an advertisement (or forget its instance on `bye`). */
   accept(value: unknown, now = Date.now()): void {
     if (!isAdvertisement(value)) return;
+    this.generation++;
     const key = `${value.instance}\0${value.runner}`;
     if (value.bye) this.entries.delete(key);
     else this.entries.set(key, { ad: value, expires: now + ADVERTISE_INTERVAL_MS * EXPIRY_FACTOR });
@@ -79,9 +91,28 @@ export class Directory {
    * the race against a deployment that does.
    */
   targets(system: string, stream: string, meta: RawEventMeta): { targets: Target[] } | { error: ErrorInfo } {
+    const now = Date.now();
+    const key = `${system}\0${stream}`;
+    const hit = this.cache.get(meta)?.get(key);
+    if (hit && hit.generation === this.generation && hit.until > now) return hit.answer;
+    const answer = this.lookup(system, stream, meta, now);
+    let until = Infinity;
+    for (const e of this.entries.values()) if (e.expires > now && e.expires < until) until = e.expires;
+    let byKey = this.cache.get(meta);
+    if (!byKey) this.cache.set(meta, (byKey = new Map()));
+    byKey.set(key, { generation: this.generation, until, answer });
+    return answer;
+  }
+
+  private lookup(
+    system: string,
+    stream: string,
+    meta: RawEventMeta,
+    now: number,
+  ): { targets: Target[] } | { error: ErrorInfo } {
     const byTarget = new Map<string, { target: Target; offered: boolean; why?: SagawayError }>();
     const allowed = meta.deployments;
-    for (const ad of this.live()) {
+    for (const ad of this.live(now)) {
       if (ad.system !== system || !Object.hasOwn(ad.streams, stream)) continue;
       if (allowed && !allowed.includes(ad.deployment)) continue;
       const key = `${ad.runner}\0${ad.deployment}`;
