@@ -5,6 +5,9 @@
 const fmt = (v, metric) => {
   if (v === undefined || v === null || Number.isNaN(v)) return 'n/a';
   if (metric === 'KB/stream' || metric.startsWith('ms')) return v.toLocaleString('en-US', { maximumFractionDigits: 1 });
+  // Small costs and rates (µs CPU per event, backend runs/s) keep their decimals.
+  if (Math.abs(v) < 100 && !Number.isInteger(v))
+    return v.toLocaleString('en-US', { maximumFractionDigits: Math.abs(v) < 10 ? 2 : 1 });
   return Math.round(v).toLocaleString('en-US');
 };
 

@@ -351,3 +351,34 @@ test('share off: every stream polls alone, as before', async () => {
     await close();
   }
 });
+
+test('streams that joined a changes feed at different moments get in phase and then share its polls', async () => {
+  // A changes feed: `next` is "up to now", so two polls share a key only when made together.
+  const t0 = Date.now();
+  const seq = () => Math.floor((Date.now() - t0) / 10);
+  const svc = new ScriptedService((req) => {
+    const from = typeof req.input['previous'] === 'number' ? req.input['previous'] : seq();
+    const to = seq();
+    return ok({ list: range(from, to).map((n) => ({ n })), next: to, continue: true, wait: 150 });
+  });
+  const { gw, base, close } = await startGateway(svc, { stream: { ...fast, share: 'all' } });
+  const clients: Array<ReturnType<typeof collect>> = [];
+  try {
+    for (let i = 0; i < 4; i++) {
+      clients.push(collect(base + '/api/stream/changes', undefined, (g) => g.entries.length >= 80));
+      await delay(45);
+    }
+    await until(() => gw.metrics.sharedMembers === 4, 5000);
+    const runs = svc.calls.length;
+    await delay(600);
+    const polls = svc.calls.length - runs;
+    assert.ok(polls >= 2 && polls <= 5, `one run per 150 ms poll for the four streams: ${polls} in 600 ms`);
+    for (const got of await Promise.all(clients.map((c) => c.done))) {
+      const n = ns(got).slice(0, 80);
+      assert.deepEqual(n, range(n[0]!, n[0]! + 80), 'no entry lost or repeated across the merges');
+    }
+  } finally {
+    for (const c of clients) c.es.close();
+    await close();
+  }
+});

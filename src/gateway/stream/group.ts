@@ -67,6 +67,8 @@ export class PollGroups {
   readonly waiting = new Map<string, PollGroup>();
   /** groups whose first-batch poll (skip 0) is in flight: a new connection without a cursor may join */
   readonly running = new Map<string, PollGroup>();
+  /** per feed (group key without `previous`), the group whose poll times the others align to */
+  readonly leads = new Map<string, PollGroup>();
 
   constructor(readonly shared: StreamShared) {}
 
@@ -75,6 +77,8 @@ export class PollGroups {
     if (scope.base !== undefined && start.skip === 0 && start.previous === undefined) {
       const live = this.running.get(pollKey(scope.base, undefined));
       if (live?.accepts()) {
+        // The poll it joins is the one its connect was checked for: the next one rechecks it.
+        member.fresh = false;
         live.add(member);
         return;
       }
@@ -99,6 +103,8 @@ export class PollGroup implements MemberHolder {
   private runningKey?: string;
   /** until when a shared group waits for members to drain before its next poll */
   private graceUntil = 0;
+  /** when the next poll is due (epoch ms), while asleep */
+  private dueAt = 0;
   /** the run's own parameters come from the member that started the group */
   private readonly founder: StreamMember['spec'];
 
@@ -163,6 +169,8 @@ export class PollGroup implements MemberHolder {
   }
 
   private unregister(): void {
+    if (this.halted && this.scope.base !== undefined && this.hub.leads.get(this.scope.base) === this)
+      this.hub.leads.delete(this.scope.base);
     if (this.waitingKey !== undefined && this.hub.waiting.get(this.waitingKey) === this)
       this.hub.waiting.delete(this.waitingKey);
     if (this.runningKey !== undefined && this.hub.running.get(this.runningKey) === this)
@@ -227,8 +235,9 @@ export class PollGroup implements MemberHolder {
           ),
         );
         if (this.settle()) return;
-        this.graceUntil = Date.now() + Math.max(ms, DRAIN_GRACE_MS);
-        await this.sleep(ms);
+        const sleep = this.align(ms);
+        this.graceUntil = Date.now() + Math.max(sleep, DRAIN_GRACE_MS);
+        await this.sleep(sleep);
         this.unregister();
       }
     } catch (err) {
@@ -259,6 +268,28 @@ export class PollGroup implements MemberHolder {
     this.hub.waiting.set(key, this);
     this.waitingKey = key;
     return false;
+  }
+
+  /**
+   * How long to sleep before the next poll: `ms`, or less, to poll at the same moment as the
+   * feed's lead group when that comes first. Two groups of one feed whose `previous` differ
+   * cannot merge; but a feed whose `next` says "up to now" (a changes feed) answers two polls
+   * made at the same moment with the same `next`, and then they merge. Without this, groups
+   * formed at different moments would poll out of phase forever, each paying its own run.
+   * A group polls earlier than its wait at most once to get in phase, never later.
+   */
+  private align(ms: number): number {
+    const base = this.scope.base;
+    const now = Date.now();
+    this.dueAt = now + ms;
+    if (base === undefined) return ms;
+    const lead = this.hub.leads.get(base);
+    if (lead !== undefined && lead !== this && lead.accepts() && lead.dueAt > now && lead.dueAt <= this.dueAt) {
+      this.dueAt = lead.dueAt;
+      return lead.dueAt - now;
+    }
+    this.hub.leads.set(base, this);
+    return ms;
   }
 
   /**
