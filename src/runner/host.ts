@@ -9,6 +9,7 @@ import { TraceBus } from '../core/trace.js';
 import { LocalSystem } from '../systems/local.js';
 import type { NatsHub } from '../systems/nats/hub.js';
 import type { ServeObserver } from '../systems/nats/serve.js';
+import type { TracePublisher } from '../systems/nats/console-trace.js';
 import type { EventMessage, EventReply, SagaService } from '../core/messages.js';
 import type { HandlerFactory } from '../handlers/api.js';
 import { Journal, JournalReader } from './orchestrator/journal.js';
@@ -46,6 +47,8 @@ export class Host implements SagaService {
   readonly local: LocalSystem;
   /** the nats systems of this process, when the configuration has any */
   hub: NatsHub | undefined;
+  /** publishes traced runs to watching consoles (with a nats system) */
+  private tracePublisher: TracePublisher | undefined;
   /** id of this process (journal owner, NATS reply routes) */
   readonly instance: string;
   /** run traces of the hosted runners (the console listens; nothing is traced otherwise) */
@@ -72,6 +75,13 @@ export class Host implements SagaService {
         const { NatsHub } = await import('../systems/nats/hub.js');
         host.hub = new NatsHub(options.settings, options.log, host.instance);
         host.hub.start();
+        // A console watched on a gateway elsewhere asks for this process's traces over NATS.
+        const system = host.hub.gatewaySystem();
+        if (system) {
+          const { TracePublisher } = await import('../systems/nats/console-trace.js');
+          host.tracePublisher = new TracePublisher(system, host.traces, options.log);
+          host.tracePublisher.start();
+        }
       }
       const secrets = options.secrets ?? createSecretSource(options.settings.secrets);
       const names = options.runners ?? Object.keys(options.settings.runners);
@@ -160,6 +170,7 @@ export class Host implements SagaService {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.resumeTimer);
+    this.tracePublisher?.stop();
     await this.hub?.close();
     await this.local.close();
     await Promise.all([...this.states.values()].map((s) => s.close().catch(() => undefined)));
