@@ -74,7 +74,7 @@ export function compileSettings(
   });
   // The console's path must not hide a route of the gateway itself.
   const consolePath = gateway.console?.path ?? DEFAULT_CONSOLE.path;
-  if (/^\/(api|healthz|readyz|metrics)(\/|$)/.test(consolePath)) {
+  if (/^\/(?:api|healthz|readyz|metrics)(?:\/|$)/.test(consolePath)) {
     report(file, at('gateway', 'console', 'path'), `"${consolePath}" is a route of the gateway itself`);
   }
   for (const [name, message] of limitIssues(gateway.limits, raw.gateway?.limits)) {

@@ -13,7 +13,9 @@ const RUN: RunRecord = {
   http: 200,
   at: 1,
   ms: 2,
-  steps: [{ step: 'a', kind: 'transform', status: 'SUCCESS', ms: 1, payload: JSON.stringify({ big: 'x'.repeat(5000) }) }],
+  steps: [
+    { step: 'a', kind: 'transform', status: 'SUCCESS', ms: 1, payload: JSON.stringify({ big: 'x'.repeat(5000) }) },
+  ],
 };
 
 test('a trace record over the byte bound loses its snapshots, then is dropped', () => {
