@@ -6,6 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
+/* global fetch */
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const OUT = resolve('docs', 'images');

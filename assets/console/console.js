@@ -37,10 +37,19 @@ function showApis(apis) {
   const body = $('apis').tBodies[0];
   body.replaceChildren();
   for (const api of apis) {
-    const auth = api.auth.public ? 'public' : api.auth.roles.length ? `roles: ${api.auth.roles.join(', ')}` : 'authenticated';
+    const auth = api.auth.public
+      ? 'public'
+      : api.auth.roles.length
+        ? `roles: ${api.auth.roles.join(', ')}`
+        : 'authenticated';
     const row = el('tr', { 'data-api': api.path });
     const path = el('td', { class: 'id', title: `${api.request}\n${api.stream}` }, api.path);
-    row.append(path, el('td', {}, api.runner), el('td', {}, api.methods ? api.methods.join(' ') : 'any'), el('td', {}, auth));
+    row.append(
+      path,
+      el('td', {}, api.runner),
+      el('td', {}, api.methods ? api.methods.join(' ') : 'any'),
+      el('td', {}, auth),
+    );
     body.append(row);
   }
 }
@@ -113,7 +122,12 @@ function drawGraph(saga) {
   }
   for (const node of g.nodes) {
     const group = svg('g', { class: 'node', 'data-node': node.id, tabindex: 0 });
-    const round = node.kind === 'start' || node.kind === 'success' || node.kind === 'fail' ? node.height / 2 : node.kind === 'condition' ? 2 : 8;
+    const round =
+      node.kind === 'start' || node.kind === 'success' || node.kind === 'fail'
+        ? node.height / 2
+        : node.kind === 'condition'
+          ? 2
+          : 8;
     const shape = svg('rect', {
       'data-step': node.id,
       'data-kind': node.kind,
@@ -171,7 +185,11 @@ function overlay(run) {
       const n = nodes.get(step.step);
       // Inside the node, under its name: the graph's width is the layout's, nothing may stick out.
       rect.parentNode.querySelector('text').setAttribute('y', n.y - 2);
-      const timing = svg('text', { class: 'timing', x: n.x, y: n.y + 13, 'text-anchor': 'middle' }, `${step.status} · ${step.ms} ms`);
+      const timing = svg(
+        'text',
+        { class: 'timing', x: n.x, y: n.y + 13, 'text-anchor': 'middle' },
+        `${step.status} · ${step.ms} ms`,
+      );
       rect.parentNode.append(timing);
     }
     if (previous !== null) {
@@ -223,7 +241,11 @@ function selectRun(requestId) {
   if (run.error) box.append(el('div', { class: 'err' }, `${run.error.code}: ${run.error.message ?? ''}`));
   for (const step of run.steps) {
     const details = el('details', { class: 'step-row', 'data-run-step': step.step });
-    const summary = el('summary', {}, `${step.step} · ${step.status}${step.value !== undefined ? ` (${step.value})` : ''} · ${step.ms} ms`);
+    const summary = el(
+      'summary',
+      {},
+      `${step.step} · ${step.status}${step.value !== undefined ? ` (${step.value})` : ''} · ${step.ms} ms`,
+    );
     details.append(summary);
     if (step.error) details.append(el('div', { class: 'err' }, `${step.error.code}: ${step.error.message ?? ''}`));
     if (step.payload !== undefined) details.append(el('pre', {}, pretty(step.payload)));
@@ -380,7 +402,10 @@ function showStreamEvent(block) {
   if (data.length === 0) return;
   const list = $('stream-events');
   const item = el('li', { 'data-event-id': id, 'data-event': type });
-  item.append(el('span', { class: 'cursor' }, `${type === 'message' ? '' : `[${type}] `}${id ? `id ${id.slice(0, 16)}… ` : ''}`), document.createTextNode(data.join('\n')));
+  item.append(
+    el('span', { class: 'cursor' }, `${type === 'message' ? '' : `[${type}] `}${id ? `id ${id.slice(0, 16)}… ` : ''}`),
+    document.createTextNode(data.join('\n')),
+  );
   list.append(item);
   while (list.children.length > MAX_STREAM_EVENTS) list.firstElementChild.remove();
   list.scrollTop = list.scrollHeight;

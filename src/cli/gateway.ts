@@ -53,8 +53,17 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
     return out;
   };
   const port = parsePort(options.port ?? process.env['PORT']) ?? settings.gateway.port ?? 8080;
-  const status = firstStatus([new JournalReader(journals), hub.outcomeReader()]);
-  const gateway = await createGateway({ settings, service: hub, log, ready, status });
+  // The console's live runs: the runners publish their traces on NATS while it is watched.
+  const { TraceSubscriber } = await import('../systems/nats/console-trace.js');
+  const system = hub.gatewaySystem();
+  const gateway = await createGateway({
+    settings,
+    service: hub,
+    log,
+    ready,
+    status: firstStatus([new JournalReader(journals), hub.outcomeReader()]),
+    traces: system ? [new TraceSubscriber(system)] : [],
+  });
   const host = options.host ?? settings.gateway.host;
   const address = await gateway.listen(port, host);
   log.info({ host, port: address.port, config: file, instance: hub.instance }, 'sagaway gateway started');

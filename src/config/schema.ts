@@ -458,7 +458,9 @@ export const GatewaySchema = Type.Object(
                 'trace records one process sends per second at most while a console watches; over it runs are sampled; default 50',
             }),
           ),
-          snapshot: Type.Optional(SizeOf('bytes of one step payload snapshot in a trace (longer ones are cut); default 2kb')),
+          snapshot: Type.Optional(
+            SizeOf('bytes of one step payload snapshot in a trace (longer ones are cut); default 2kb'),
+          ),
         },
         { ...strict, description: 'the console: saga graphs, live runs, try-it (docs/console.md)' },
       ),

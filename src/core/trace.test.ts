@@ -44,7 +44,8 @@ test('a run longer than MAX_TRACED_STEPS keeps its first steps and counts the ot
   let run: RunRecord | undefined;
   bus.listen((r) => (run = r));
   const t = bus.begin(START)!;
-  for (let i = 0; i < MAX_TRACED_STEPS + 7; i++) t.step({ step: `s${i}`, kind: 'transform', status: 'SUCCESS', ms: 0 }, {});
+  for (let i = 0; i < MAX_TRACED_STEPS + 7; i++)
+    t.step({ step: `s${i}`, kind: 'transform', status: 'SUCCESS', ms: 0 }, {});
   t.end({ outcome: 'SUCCESS', http: 200 });
   assert.equal(run!.steps.length, MAX_TRACED_STEPS);
   assert.equal(run!.droppedSteps, 7);

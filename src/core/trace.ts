@@ -67,7 +67,17 @@ export interface RunStart {
 export const MAX_TRACED_STEPS = 200;
 
 /** Parts of keys whose values are masked in snapshots and settings, at any depth (defence in depth: secrets never reach payloads). */
-const SENSITIVE = ['password', 'passwd', 'secret', 'token', 'authorization', 'apikey', 'cookie', 'credential', 'privatekey'];
+const SENSITIVE = [
+  'password',
+  'passwd',
+  'secret',
+  'token',
+  'authorization',
+  'apikey',
+  'cookie',
+  'credential',
+  'privatekey',
+];
 
 /** The text that replaces a masked value. */
 export const MASK = '••••';
@@ -88,7 +98,9 @@ export function snapshotOf(payload: unknown, maxBytes: number): string {
   }
   if (Buffer.byteLength(text) <= maxBytes) return text;
   // Cut by bytes, then drop a split UTF-8 sequence at the end (decoding would make it U+FFFD).
-  const cut = Buffer.from(text).subarray(0, Math.max(0, maxBytes - 3)).toString('utf8');
+  const cut = Buffer.from(text)
+    .subarray(0, Math.max(0, maxBytes - 3))
+    .toString('utf8');
   return cut.replace(/\uFFFD$/, '') + '…';
 }
 

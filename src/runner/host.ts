@@ -9,6 +9,7 @@ import { TraceBus } from '../core/trace.js';
 import { LocalSystem } from '../systems/local.js';
 import type { NatsHub } from '../systems/nats/hub.js';
 import type { ServeObserver } from '../systems/nats/serve.js';
+import type { TracePublisher } from '../systems/nats/console-trace.js';
 import type { EventMessage, EventReply, SagaService } from '../core/messages.js';
 import type { HandlerFactory } from '../handlers/api.js';
 import type { EngineObserver } from '../saga/engine.js';
@@ -53,6 +54,8 @@ export class Host implements SagaService {
   readonly local: LocalSystem;
   /** the nats systems of this process, when the configuration has any */
   hub: NatsHub | undefined;
+  /** publishes traced runs to watching consoles (with a nats system) */
+  private tracePublisher: TracePublisher | undefined;
   /** id of this process (journal owner, NATS reply routes) */
   readonly instance: string;
   /** run traces of the hosted runners (the console listens; nothing is traced otherwise) */
@@ -81,6 +84,13 @@ export class Host implements SagaService {
         const { NatsHub } = await import('../systems/nats/hub.js');
         host.hub = new NatsHub(options.settings, options.log, host.instance);
         host.hub.start();
+        // A console watched on a gateway elsewhere asks for this process's traces over NATS.
+        const system = host.hub.gatewaySystem();
+        if (system) {
+          const { TracePublisher } = await import('../systems/nats/console-trace.js');
+          host.tracePublisher = new TracePublisher(system, host.traces, options.log);
+          host.tracePublisher.start();
+        }
       }
       const secrets = options.secrets ?? createSecretSource(options.settings.secrets);
       const names = options.runners ?? Object.keys(options.settings.runners);
@@ -175,6 +185,7 @@ export class Host implements SagaService {
     clearInterval(this.resumeTimer);
     // detached onFail sagas finish while states and systems are still open
     await Promise.all([...this.runners.values()].map((r) => r.drain()));
+    this.tracePublisher?.stop();
     await this.hub?.close();
     await this.local.close();
     await Promise.all([...this.states.values()].map((s) => s.close().catch(() => undefined)));

@@ -24,7 +24,11 @@ const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '
 const run = promisify(execFile);
 
 /** A request made with curl (as a user would); its status and request id. */
-async function curl(url: string, method = 'GET', body?: string): Promise<{ status: number; requestId: string; at: number }> {
+async function curl(
+  url: string,
+  method = 'GET',
+  body?: string,
+): Promise<{ status: number; requestId: string; at: number }> {
   const args = ['-s', '-o', '/dev/null', '-D', '-', '-X', method, url];
   if (body !== undefined) args.push('-H', 'content-type: application/json', '--data', body);
   const { stdout } = await run('curl', args);
@@ -72,7 +76,11 @@ test('Chromium against `sagaway start`: graph colours, live runs with their path
   await writeFile(join(dir, 'sagaway.yaml'), CONSOLE_CONFIG);
   await writeFile(join(dir, 'echo.mjs'), ECHO_MODULE);
   let server: Started | undefined;
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, headless: true });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    args: ARGS,
+    headless: true,
+  });
   try {
     // On every address, so that a client from outside this machine can be tried for real.
     server = await startSagaway(['--config', join(dir, 'sagaway.yaml'), '--port', '0', '--host', '0.0.0.0'], {
@@ -131,7 +139,11 @@ test('Chromium against `sagaway start`: graph colours, live runs with their path
     assert.equal(missing.status, 404);
     await waitForRun(page, missing.requestId, 'FAIL', missing.at);
     await page.click(`tr[data-run="${missing.requestId}"]`);
-    assert.equal(await page.getAttribute('rect[data-step="load"]', 'data-status'), 'FAIL', 'the graph of get-order, load failed');
+    assert.equal(
+      await page.getAttribute('rect[data-step="load"]', 'data-status'),
+      'FAIL',
+      'the graph of get-order, load failed',
+    );
     assert.equal(await page.getAttribute('rect[data-step="load"]', 'data-visited'), 'true');
     assert.equal(await page.getAttribute('rect[data-step="done"]', 'data-visited'), null);
     assert.ok((await page.textContent('#run-steps'))!.includes('RECORD_NOT_FOUND'));
@@ -154,7 +166,10 @@ test('Chromium against `sagaway start`: graph colours, live runs with their path
       events.slice(0, 3).map((e) => e[0]),
       ['message', 'message', 'message'],
     );
-    assert.ok(events.every((e) => (e[1] ?? '').length > 8), 'every event shows its cursor id');
+    assert.ok(
+      events.every((e) => (e[1] ?? '').length > 8),
+      'every event shows its cursor id',
+    );
     assert.ok(events[0]![2]!.includes('{"n":1}'));
     // Try it: one request.
     await page.click('li[data-saga="place-order"]');

@@ -97,9 +97,16 @@ test('the model: configured colours, defaults per kind, a colour that is not one
     assert.equal(model.openapi, '/api/openapi.json');
     const saga = model.sagas.find((s: any) => s.id === 'place-order');
     const node = (id: string) => saga.graph.nodes.find((n: any) => n.id === id);
-    assert.deepEqual([node('check').label, node('check').fill, node('check').stroke], ['Quantity valid?', '#fff3b0', '#9a6700']);
+    assert.deepEqual(
+      [node('check').label, node('check').fill, node('check').stroke],
+      ['Quantity valid?', '#fff3b0', '#9a6700'],
+    );
     assert.equal(node('check').description, 'qty must be a positive number');
-    assert.deepEqual([node('start').label, node('start').fill], ['start', '#f6f8fa'], 'no name: the id, default colours');
+    assert.deepEqual(
+      [node('start').label, node('start').fill],
+      ['start', '#f6f8fa'],
+      'no name: the id, default colours',
+    );
     assert.equal(node('tag').fill, '#ddf4ff', 'a url() fill is not a colour: the event default');
     assert.equal(node('rejected').stroke, '#cf222e');
     for (const n of saga.graph.nodes) assert.ok(n.x > 0 && n.y > 0 && n.width > 0, `${n.id} is laid out`);
@@ -174,7 +181,10 @@ test('the feed: runs traced only while watched, each with outcome, status, path 
     assert.equal(runs.length, 2, 'the run made before anyone watched was not traced');
     const [good, failed] = runs;
     assert.equal(good.requestId, okId);
-    assert.deepEqual([good.outcome, good.http, good.sagaId, good.method, good.path], ['SUCCESS', 201, 'place-order', 'POST', '/orders']);
+    assert.deepEqual(
+      [good.outcome, good.http, good.sagaId, good.method, good.path],
+      ['SUCCESS', 201, 'place-order', 'POST', '/orders'],
+    );
     assert.deepEqual(
       good.steps.map((s: any) => [s.step, s.status]),
       [
@@ -212,7 +222,12 @@ test('with roles: the same auth as the APIs (401 without a credential, 403 witho
   const c = await consoleGateway(config);
   try {
     const get = (url: string, headers: Record<string, string> = {}) =>
-      c.gw.app.inject({ method: 'GET', url, headers: { host: 'console.example', ...headers }, remoteAddress: '198.51.100.4' });
+      c.gw.app.inject({
+        method: 'GET',
+        url,
+        headers: { host: 'console.example', ...headers },
+        remoteAddress: '198.51.100.4',
+      });
     assert.equal((await get('/ops/console')).statusCode, 401);
     assert.equal((await get('/ops/console')).headers['www-authenticate'], 'Bearer realm="sagaway"');
     assert.equal((await get('/ops/console', { 'x-api-key': 'wrong' })).statusCode, 401);

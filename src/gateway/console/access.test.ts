@@ -10,7 +10,15 @@ test('loopback addresses: 127.0.0.0/8, ::1 and IPv4-mapped 127.x; nothing else',
 });
 
 test('loopback Host headers: localhost, *.localhost and loopback addresses, with or without a port', () => {
-  for (const h of ['localhost', 'localhost:8080', 'LOCALHOST', 'app.localhost:3000', '127.0.0.1:8080', '[::1]:8080', '[::1]'])
+  for (const h of [
+    'localhost',
+    'localhost:8080',
+    'LOCALHOST',
+    'app.localhost:3000',
+    '127.0.0.1:8080',
+    '[::1]:8080',
+    '[::1]',
+  ])
     assert.equal(isLoopbackHost(h), true, h);
   for (const h of ['evil.example', 'localhost.evil.example', '127.0.0.1.nip.io', '[::2]:80', '[::1', '', undefined])
     assert.equal(isLoopbackHost(h), false, String(h));

@@ -46,32 +46,30 @@ export interface ConsoleModel {
 
 /** Build the model of a configuration. */
 export function buildModel(settings: Settings): ConsoleModel {
-  const apis = settings.gateway.apis.map(
-    (a): ConsoleApi => ({
-      path: a.path,
-      runner: a.runner,
-      methods: a.methods ?? null,
-      auth: a.public ? { public: true } : { public: false, roles: a.roles },
-      request: FORM_PREFIX.request + (a.path === '/' ? '' : a.path),
-      stream: FORM_PREFIX.stream + (a.path === '/' ? '' : a.path),
-    }),
-  );
+  const apis = settings.gateway.apis.map((a): ConsoleApi => ({
+    path: a.path,
+    runner: a.runner,
+    methods: a.methods ?? null,
+    auth: a.public ? { public: true } : { public: false, roles: a.roles },
+    request: FORM_PREFIX.request + (a.path === '/' ? '' : a.path),
+    stream: FORM_PREFIX.stream + (a.path === '/' ? '' : a.path),
+  }));
   const sagas = Object.values(settings.runners ?? {}).flatMap((runner) =>
-    runner.plans.map(
-      (saga): ConsoleSaga => ({
-        runner: runner.name,
-        id: saga.id,
-        path: saga.path,
-        methods: saga.methods,
-        roles: saga.roles,
-        timeoutMs: saga.timeoutMs,
-        autoFail: saga.autoFail,
-        request: FORM_PREFIX.request + saga.path,
-        stream: FORM_PREFIX.stream + saga.path,
-        graph: layoutSaga(saga),
-        settings: Object.fromEntries([...saga.steps.values()].map((s) => [s.id, stepSettings(settings, runner.name, saga, s)])),
-      }),
-    ),
+    runner.plans.map((saga): ConsoleSaga => ({
+      runner: runner.name,
+      id: saga.id,
+      path: saga.path,
+      methods: saga.methods,
+      roles: saga.roles,
+      timeoutMs: saga.timeoutMs,
+      autoFail: saga.autoFail,
+      request: FORM_PREFIX.request + saga.path,
+      stream: FORM_PREFIX.stream + saga.path,
+      graph: layoutSaga(saga),
+      settings: Object.fromEntries(
+        [...saga.steps.values()].map((s) => [s.id, stepSettings(settings, runner.name, saga, s)]),
+      ),
+    })),
   );
   const runners = Object.values(settings.runners ?? {}).map((r) => ({
     name: r.name,
@@ -94,7 +92,11 @@ function stepSettings(settings: Settings, runner: string, saga: CompiledSaga, st
     case 'event':
       return { ...common, eventMeta: masked(raw.eventMeta), effective: effectiveFor(settings, runner, step.meta.raw) };
     case 'transform':
-      return { ...common, expression: raw.expression, ...(raw.outputElement ? { outputElement: raw.outputElement } : {}) };
+      return {
+        ...common,
+        expression: raw.expression,
+        ...(raw.outputElement ? { outputElement: raw.outputElement } : {}),
+      };
     case 'condition':
       return { ...common, expression: raw.expression };
     case 'success':

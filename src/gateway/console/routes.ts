@@ -81,7 +81,9 @@ export function registerConsole(app: FastifyInstance, ctx: GatewayContext, optio
     route(base + suffix, send);
     if (suffix === '') route(base + '/', send);
   }
-  route(`${base}/api/model`, (_req, reply) => reply.header('cache-control', 'no-store').type('application/json').send(model));
+  route(`${base}/api/model`, (_req, reply) =>
+    reply.header('cache-control', 'no-store').type('application/json').send(model),
+  );
   route(`${base}/api/feed`, (req, reply) => feed.open(req, reply));
   route(`${base}/api/journal`, async (req, reply) => {
     const status = options.status;
