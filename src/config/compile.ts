@@ -8,6 +8,7 @@ import { isLayerField } from './layer-fields.js';
 import type { RawConfig, RawEventMeta, RawRunner, RawState, RawSystem } from './schema.js';
 import {
   DEFAULT_CONSOLE,
+  DEFAULT_IDEMPOTENCY_SETTINGS,
   DEFAULT_MAX_PAGE_BYTES,
   type GatewaySettings,
   type RunnerSettings,
@@ -167,9 +168,9 @@ function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings {
     limits: compileLimits(g.limits),
     ...(g.static !== undefined ? { static: resolve(baseDir, g.static) } : {}),
     idempotency: {
-      ttlMs: ms(g.idempotency?.ttl, 24 * 60 * 60 * 1000),
+      ttlMs: ms(g.idempotency?.ttl, DEFAULT_IDEMPOTENCY_SETTINGS.ttlMs),
       ...(g.idempotency?.state !== undefined ? { state: g.idempotency.state } : {}),
-      maxBody: parseSize(g.idempotency?.maxBody) ?? 256 * 1024,
+      maxBody: parseSize(g.idempotency?.maxBody) ?? DEFAULT_IDEMPOTENCY_SETTINGS.maxBody,
     },
     openapi: g.openapi ?? true,
     console: {

@@ -107,6 +107,12 @@ export interface StreamSettings {
   cursorKey?: string;
 }
 
+/** The defaults of `gateway.idempotency` (compile.ts fills them in; the gateway, for settings made by code). */
+export const DEFAULT_IDEMPOTENCY_SETTINGS: Readonly<IdempotencySettings> = Object.freeze({
+  ttlMs: 24 * 60 * 60 * 1000,
+  maxBody: 256 * 1024,
+});
+
 /** `gateway.idempotency`: how `Idempotency-Key` requests are remembered (docs/gateway.md). */
 export interface IdempotencySettings {
   /** how long a request's outcome is kept; default 24 h */

@@ -24,8 +24,7 @@ import { problemFor, sendProblem } from './http/problem.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { correlationIdOf, requestIdFor } from './http/request-id.js';
 import { requestHandler } from './request/route.js';
-import { IdempotencyKeys } from './request/idempotency-key.js';
-import { createRequestKeyStore } from '../states/request-keys/index.js';
+import { openIdempotencyKeys } from './request/idempotency-key.js';
 import { SagaRoutes } from './apis/saga-routes.js';
 import { unmappedSagaPaths } from './apis/route-check.js';
 import { registerStatic } from './http/static.js';
@@ -98,27 +97,6 @@ function routeLabel(request: FastifyRequest): RouteLabel {
   return 'ops';
 }
 
-/** The Idempotency-Key store of gateway.idempotency (docs/gateway.md), opened; defaults for settings made by code. */
-async function idempotencyKeys(options: GatewayOptions): Promise<IdempotencyKeys> {
-  const gateway = options.settings.gateway;
-  const given = gateway.idempotency;
-  const alias = given?.state;
-  // `?.`: embedding programs and tests may hand over settings without states
-  const store = await createRequestKeyStore(
-    alias === undefined ? undefined : options.settings.states?.[alias],
-    options.log,
-  );
-  // A database that is down at start is opened again by the first keyed request.
-  await store
-    .init()
-    .catch((err: unknown) => options.log.warn({ err, state: alias }, 'idempotency key store unavailable at start'));
-  return new IdempotencyKeys(store, {
-    ttlMs: given?.ttlMs ?? 24 * 60 * 60 * 1000,
-    maxBody: given?.maxBody ?? 256 * 1024,
-    timeoutMs: gateway.limits.timeoutMs,
-  });
-}
-
 /** Build the gateway (DESIGN §3, §5, §7, §8, §9) in front of `service`. */
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const settings = options.settings.gateway;
@@ -168,7 +146,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   };
 
   const rate = await RateLimiter.create(limits, settings.apis, app.log);
-  const keys = await idempotencyKeys(options);
+  const keys = await openIdempotencyKeys(options.settings, options.log);
   // Embedding programs and tests may hand over settings with a gateway block only.
   const sagas = new SagaRoutes(options.settings.runners ?? {});
   let closing: Promise<void> | undefined;

@@ -2,7 +2,14 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { callerKey } from '../../core/caller.js';
 import type { SagaResult } from '../../core/types.js';
-import type { Claim, RequestKeyStore, StoredResponse } from '../../states/request-keys/index.js';
+import { DEFAULT_IDEMPOTENCY_SETTINGS, type Settings } from '../../config/settings.js';
+import type { Logger } from '../../core/logger.js';
+import {
+  createRequestKeyStore,
+  type Claim,
+  type RequestKeyStore,
+  type StoredResponse,
+} from '../../states/request-keys/index.js';
 import type { Admitted } from '../context.js';
 import { problemFor, sendProblem } from '../http/problem.js';
 
@@ -75,6 +82,22 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
     return { invalid: `the Idempotency-Key is longer than ${MAX_KEY_LENGTH} characters` };
   if (!KEY_CHARS.test(key)) return { invalid: 'the Idempotency-Key holds characters other than visible ASCII' };
   return key;
+}
+
+/**
+ * The idempotency keys of a gateway, with the store `gateway.idempotency.state` names, opened.
+ * A database that is down at start is opened again by the first keyed request. Defaults fill
+ * in for settings made by code (embedding programs, tests) without `idempotency` or `states`.
+ */
+export async function openIdempotencyKeys(settings: Settings, log: Logger): Promise<IdempotencyKeys> {
+  const given = settings.gateway.idempotency;
+  const alias = given?.state;
+  const store = await createRequestKeyStore(alias === undefined ? undefined : settings.states?.[alias], log);
+  await store
+    .init()
+    .catch((err: unknown) => log.warn({ err, state: alias }, 'idempotency key store unavailable at start'));
+  const { ttlMs, maxBody } = given ?? DEFAULT_IDEMPOTENCY_SETTINGS;
+  return new IdempotencyKeys(store, { ttlMs, maxBody, timeoutMs: settings.gateway.limits.timeoutMs });
 }
 
 /** The idempotency keys of one gateway. */
