@@ -49,6 +49,8 @@ const MAX_UNACKED = 100;
 const WRONG_LAST_SEQUENCE = 10071;
 /** Room for the KV headers over the value cap, in the bucket's max_msg_size. */
 const HEADER_ROOM = 1024;
+/** How long a reader trusts that a bucket does not exist (a runner creates it when it connects). */
+const ABSENT_RECHECK_MS = 2000;
 /** How often a skipped or failed write is logged at most. */
 const LOG_EVERY_MS = 10_000;
 
@@ -207,7 +209,9 @@ export class OutcomeRecorder {
 
 /** The reading side, in the gateway: the buckets of the runners without a journal. */
 export class OutcomeReader {
-  private readonly buckets = new Map<string, Promise<KV>>();
+  private readonly buckets = new Map<string, KV>();
+  /** runners whose bucket did not exist, until when that answer is trusted */
+  private readonly absentUntil = new Map<string, number>();
   private connectedAt = Number.POSITIVE_INFINITY;
 
   /**
@@ -256,24 +260,39 @@ export class OutcomeReader {
     decode: (data: Uint8Array) => T | undefined,
   ): Promise<T | undefined> {
     try {
-      const entry = await (await this.bucket(runner)).get(key);
+      const kv = await this.bucket(runner);
+      const entry = kv && (await kv.get(key));
       return entry && entry.operation === 'PUT' ? decode(entry.value) : undefined;
     } catch (err) {
-      // No run of this runner was ever recorded on this broker: no bucket, nothing to find.
-      if (/stream not found|no responders/i.test(String((err as Error)?.message))) return undefined;
+      this.buckets.delete(runner); // asked again next time (a broker restarted without its storage)
       throw new SagawayError('RUNNER_UNAVAILABLE', 'the status bucket could not be read', { cause: err });
     }
   }
 
-  private bucket(runner: string): Promise<KV> {
-    let kv = this.buckets.get(runner);
-    if (!kv) {
-      kv = import('@nats-io/kv').then(({ Kvm }) =>
-        new Kvm(this.system.js!).open(bucketName(this.system.names, runner), { allow_direct: true }),
-      );
-      kv.catch(() => this.buckets.delete(runner));
-      this.buckets.set(runner, kv);
+  /**
+   * The bucket of a runner, or undefined when it does not exist (no run of that runner was
+   * recorded on this broker yet: nothing to find). A direct get on a missing bucket would wait
+   * for its timeout, so existence is asked first: once per bucket, again after ABSENT_RECHECK_MS.
+   */
+  private async bucket(runner: string): Promise<KV | undefined> {
+    const known = this.buckets.get(runner);
+    if (known) return known;
+    if ((this.absentUntil.get(runner) ?? 0) > Date.now()) return undefined;
+    const name = bucketName(this.system.names, runner);
+    const exists = await this.system.manager!.streams.info(`KV_${name}`).then(
+      () => true,
+      (err: unknown) => {
+        if (/stream not found/i.test(String((err as Error)?.message))) return false;
+        throw err;
+      },
+    );
+    if (!exists) {
+      this.absentUntil.set(runner, Date.now() + ABSENT_RECHECK_MS);
+      return undefined;
     }
+    const { Kvm } = await import('@nats-io/kv');
+    const kv = await new Kvm(this.system.js!).open(name, { allow_direct: true });
+    this.buckets.set(runner, kv);
     return kv;
   }
 }
