@@ -14,7 +14,8 @@ import { Host } from '../../runner/host.js';
 import { createState } from '../../states/index.js';
 import { PROBE_HANDLER } from '../../testing/probe-handler.js';
 import { bucketName, outcomeKey } from './outcome-value.js';
-import { OutcomeReader, OutcomeRecorder } from './outcomes.js';
+import { OutcomeReader } from './outcome-reader.js';
+import { OutcomeRecorder } from './outcomes.js';
 
 /**
  * Outcomes without a journal (issue 13 part 1) on the real NATS: a runner with a nats system and
