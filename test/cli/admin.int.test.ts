@@ -5,6 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { AckPolicy } from '@nats-io/jetstream';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../src/config/load.js';
 import type { Settings } from '../../src/config/settings.js';
@@ -115,6 +116,13 @@ describe('sagaway admin', { skip: natsDown ? skipOrFail(natsDown) : false }, () 
     const sys = live.hub!.gatewaySystem()!;
     // an event waits for "stale", which nobody reads any more
     await sys.js!.publish(sys.names.event('jobs', 'work', 'stale'), new TextEncoder().encode('{}'));
+    // a consumer sagaway did not make (someone's tool on the same stream): listed, never removed
+    await sys.manager!.consumers.add(sys.names.eventsStream, {
+      durable_name: `${prefix}_theirs`,
+      description: 'sagaway stream jobs, runner work, deployment gone',
+      ack_policy: AckPolicy.Explicit,
+      filter_subject: `${prefix}.ev.other`,
+    });
   });
 
   after(async () => {
@@ -140,7 +148,8 @@ describe('sagaway admin', { skip: natsDown ? skipOrFail(natsDown) : false }, () 
     assert.deepEqual(row('new')?.slice(0, 5), ['live', 'work', 'new', 'jobs', '0']);
     assert.deepEqual(row('old')?.slice(0, 5), ['retired', 'work', 'old', 'jobs', '0']);
     assert.deepEqual(row('stale')?.slice(0, 5), ['retired', 'work', 'stale', 'jobs', '1']);
-    assert.equal(lines.at(-1), '3 consumer(s): 1 live, 2 retired, 0 foreign');
+    assert.match(r.stdout, new RegExp(`^foreign\\s+-\\s+-\\s+-\\s+0\\s+0\\s+-\\s+${prefix}_theirs$`, 'm'));
+    assert.equal(lines.at(-1), '4 consumer(s): 1 live, 2 retired, 1 foreign');
 
     assert.equal(json.code, 0);
     const rows = JSON.parse(json.stdout) as { state: string; pending: number; deployment: string }[];
@@ -167,9 +176,12 @@ describe('sagaway admin', { skip: natsDown ? skipOrFail(natsDown) : false }, () 
       (JSON.parse(forced.stdout) as { deployment: string; result: string }[]).map((x) => [x.deployment, x.result]),
       [['stale', 'removed, with 1 event(s)']],
     );
-    const none = await admin(['remove-consumers', '--config', file]);
+    const none = await admin(['remove-consumers', '--config', file, '--force']);
     assert.equal(none.code, 0);
     assert.equal(none.stdout.trim(), 'no consumer of a retired deployment');
+    const sys = live.hub!.gatewaySystem()!;
+    const left = await sys.manager!.consumers.info(sys.names.eventsStream, `${prefix}_theirs`);
+    assert.equal(left.name, `${prefix}_theirs`, 'the foreign consumer is still there');
   });
 
   test('runs: the runs in flight, from the runner processes', async () => {

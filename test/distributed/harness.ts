@@ -156,7 +156,11 @@ export class Cluster {
     });
     const proc = new Proc(name, child);
     this.procs.push(proc);
-    await proc.waitForLog((l) => typeof l['msg'] === 'string' && /^sagaway (gateway|runner) started$/.test(l['msg']));
+    // 30 s: several processes starting at once on a loaded 2-core machine take their time
+    await proc.waitForLog(
+      (l) => typeof l['msg'] === 'string' && /^sagaway (gateway|runner) started$/.test(l['msg']),
+      30_000,
+    );
     return proc;
   }
 

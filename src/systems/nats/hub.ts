@@ -7,7 +7,8 @@ import { NatsSystem } from '../nats.js';
 import type { SagaService } from '../../core/messages.js';
 import { ADVERTISE_INTERVAL_MS } from './directory.js';
 import { PendingReplies } from './pending.js';
-import { DEFAULT_STATUS_TTL_MS, OutcomeReader } from './outcomes.js';
+import { OutcomeReader } from './outcome-reader.js';
+import { DEFAULT_STATUS_TTL_MS } from './outcomes.js';
 import { answerRunQueries } from './admin-responder.js';
 import { NatsServer, type NatsEndpoint, type ServeObserver } from './serve.js';
 

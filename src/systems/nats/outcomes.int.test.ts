@@ -14,6 +14,7 @@ import { Host } from '../../runner/host.js';
 import { createState } from '../../states/index.js';
 import { PROBE_HANDLER } from '../../testing/probe-handler.js';
 import { bucketName, outcomeKey } from './outcome-value.js';
+import { OutcomeReader } from './outcome-reader.js';
 import { OutcomeRecorder } from './outcomes.js';
 
 /**
@@ -213,6 +214,21 @@ describe('outcomes without a journal (NATS KV)', { skip: natsDown ? skipOrFail(n
     assert.equal(info.config.max_age, 60_000 * 1_000_000);
     assert.equal(info.config.max_msgs_per_subject, 1);
     assert.equal(info.config.max_msg_size, 2048 + 1024);
+  });
+
+  test('a changed statusTtl or statusMaxSize updates the bucket; a runner without a bucket reads as nothing', async () => {
+    const system = host.hub!.gatewaySystem()!;
+    const other = new OutcomeRecorder(
+      system,
+      { name: 'svc', deployment: '1', statusTtlMs: 120_000, statusMaxBytes: 4096 },
+      'other-instance',
+      silentLogger(),
+    );
+    for (let i = 0; i < 100 && !other.ready; i++) await new Promise((res) => setTimeout(res, 20));
+    const info = await system.manager!.streams.info(`KV_${prefix}_status_svc`);
+    assert.deepEqual([info.config.max_age, info.config.max_msg_size], [120_000 * 1_000_000, 4096 + 1024]);
+    const reader = new OutcomeReader(system, ['never-ran'], () => true);
+    assert.equal(await reader.lookup('key:alice', 'anything'), undefined);
   });
 
   test('a RUNNING run whose process is gone shows LOST', async () => {

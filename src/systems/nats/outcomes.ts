@@ -1,26 +1,21 @@
-import type { KV } from '@nats-io/kv';
 import type { MsgHdrs } from '@nats-io/transport-node';
-import { SagawayError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { SagaResult } from '../../core/types.js';
 import type { NatsSystem } from '../nats.js';
 import {
   bucketName,
   correlationKey,
-  decodeIndex,
-  decodeOutcome,
   encodeIndex,
   encodeOutcome,
   outcomeKey,
-  statusOfOutcome,
-  type OutcomeStatus,
   type OutcomeValue,
 } from './outcome-value.js';
 
 /**
  * Outcomes without a journal (issue 13 part 1, docs/distributed.md): in distributed mode a runner
  * without a journal keeps each gateway run's status in a JetStream key-value bucket of its own,
- * `<prefix>_status_<runner>`, for `runners.R.statusTtl`, and gateways read it for /api/status.
+ * `<prefix>_status_<runner>`, for `runners.R.statusTtl`, and gateways read it for /api/status
+ * (outcome-reader.ts). This file is the writing side.
  *
  * - nats-server 2.9 has no per-key TTL (that is 2.11's `allow_msg_ttl`): the bucket's `max_age`
  *   is the TTL. A run's key is written twice (RUNNING, then DONE), history 1, so max_age counts
@@ -202,79 +197,6 @@ export class OutcomeRecorder {
     if (now - this.lastLog < LOG_EVERY_MS) return;
     this.lastLog = now;
     this.log.warn({ lost: this.lost, ...(err ? { err: String(err.message ?? err.description) } : {}) }, message);
-  }
-}
-
-/** The reading side, in the gateway: the buckets of the runners without a journal. */
-export class OutcomeReader {
-  private readonly buckets = new Map<string, Promise<KV>>();
-  private connectedAt = Number.POSITIVE_INFINITY;
-
-  /**
-   * `runners`: the runners whose outcomes are kept in buckets; `isLive(instance)`: whether a
-   * process still advertises itself (a RUNNING value of a gone process is shown as LOST).
-   */
-  constructor(
-    private readonly system: NatsSystem,
-    private readonly runners: readonly string[],
-    private readonly isLive: (instance: string) => boolean,
-  ) {
-    system.whenConnected(async () => {
-      this.connectedAt = Math.min(this.connectedAt, Date.now());
-    });
-  }
-
-  /** The status of run `id` (a run id, else a correlation id) for the caller `scope`; 503 when the broker is away. */
-  async lookup(scope: string, id: string): Promise<OutcomeStatus | undefined> {
-    if (this.runners.length === 0) return undefined;
-    if (!this.system.isConnected) {
-      throw new SagawayError('RUNNER_UNAVAILABLE', `the broker of system "${this.system.name}" is not reachable`);
-    }
-    const run = await this.first(outcomeKey(scope, id), decodeOutcome);
-    if (run) return this.view(run);
-    const index = await this.first(correlationKey(scope, id), decodeIndex);
-    if (!index) return undefined;
-    const byCorrelation = await this.first(outcomeKey(scope, index.requestId), decodeOutcome);
-    return byCorrelation && this.view(byCorrelation);
-  }
-
-  private view(v: OutcomeValue): OutcomeStatus {
-    // Liveness is known once advertisements had time to arrive (runners answer a query at once).
-    const knows = Date.now() - this.connectedAt > 1000;
-    return statusOfOutcome(v, knows && v.status === 'RUNNING' && !this.isLive(v.owner));
-  }
-
-  /** The value under `key` in the first bucket that has one. */
-  private async first<T>(key: string, decode: (data: Uint8Array) => T | undefined): Promise<T | undefined> {
-    const found = await Promise.all(this.runners.map((r) => this.get(r, key, decode)));
-    return found.find((v) => v !== undefined);
-  }
-
-  private async get<T>(
-    runner: string,
-    key: string,
-    decode: (data: Uint8Array) => T | undefined,
-  ): Promise<T | undefined> {
-    try {
-      const entry = await (await this.bucket(runner)).get(key);
-      return entry && entry.operation === 'PUT' ? decode(entry.value) : undefined;
-    } catch (err) {
-      // No run of this runner was ever recorded on this broker: no bucket, nothing to find.
-      if (/stream not found|no responders/i.test(String((err as Error)?.message))) return undefined;
-      throw new SagawayError('RUNNER_UNAVAILABLE', 'the status bucket could not be read', { cause: err });
-    }
-  }
-
-  private bucket(runner: string): Promise<KV> {
-    let kv = this.buckets.get(runner);
-    if (!kv) {
-      kv = import('@nats-io/kv').then(({ Kvm }) =>
-        new Kvm(this.system.js!).open(bucketName(this.system.names, runner), { allow_direct: true }),
-      );
-      kv.catch(() => this.buckets.delete(runner));
-      this.buckets.set(runner, kv);
-    }
-    return kv;
   }
 }
 
