@@ -42,7 +42,7 @@ const config = {
             {
               id: 'e',
               type: 'event',
-              eventMeta: { handler: 'probe', action: 'Slow', version: 0, parameters: { ms: 8000 } },
+              eventMeta: { handler: 'probe', action: 'Slow', version: 0, parameters: { ms: 25000 } },
               links: [{ to: 'ok' }],
             },
             { id: 'ok', type: 'success' },
