@@ -23,8 +23,11 @@ async function until(cond: () => boolean, ms = 5000): Promise<void> {
   assert.ok(cond(), 'timed out waiting');
 }
 
+/** A metric as `/metrics` shows it. */
 async function metric(gw: Gateway, name: string): Promise<number> {
-  const text = await gw.metrics.registry.metrics();
+  const address = gw.app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
 }
 
