@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ShareScope } from '../../config/settings.js';
 import { cursorBinding } from '../../core/caller.js';
 import type { Principal } from '../../core/types.js';
@@ -69,8 +70,8 @@ export function canonicalJson(value: unknown, depth = 0): string {
 }
 
 /**
- * The part of a stream's group key that never changes (everything but `previous`), or
- * undefined when the stream shares with nobody (`off`).
+ * The part of a stream's group key that never changes (everything but `previous`), as a
+ * SHA-256 digest, or undefined when the stream shares with nobody (`off`).
  */
 export function shareBase(s: ShareInput): string | undefined {
   if (s.share === 'off') return undefined;
@@ -78,7 +79,12 @@ export function shareBase(s: ShareInput): string | undefined {
     s.share === 'all'
       ? `all\n${s.api}`
       : `caller\n${cursorBinding(s.principal)}\n${canonicalJson([...s.principal.roles].sort())}\n${stableClaims(s.principal.claims)}`;
-  return [who, s.runner, s.method, s.path, canonicalJson(s.input), s.body ? canonicalJson(s.query) : ''].join('\n');
+  const text = [who, s.runner, s.method, s.path, canonicalJson(s.input), s.body ? canonicalJson(s.query) : ''].join(
+    '\n',
+  );
+  // A digest, not the text: a body may be up to `bodyLimit`, and the key is kept per group and
+  // hashed by every lookup.
+  return createHash('sha256').update(text).digest('base64url');
 }
 
 /** The group key of a stream whose next poll has `previous` (undefined = the first poll). */
