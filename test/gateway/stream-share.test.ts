@@ -385,3 +385,32 @@ test('streams that joined a changes feed at different moments get in phase and t
     await close();
   }
 });
+
+test('a batch larger than maxBuffered: each member gets what fits, goes on alone from there, loses nothing', async () => {
+  const entry = 'y'.repeat(60 * 1024);
+  let go = false;
+  const svc = new ScriptedService((req) => {
+    if (!go) return ok({ list: [], next: 0, continue: true, wait: 5 });
+    const from = typeof req.input['previous'] === 'number' ? req.input['previous'] : 0;
+    // 4 entries of 60 KB per poll against 100 KB of maxBuffered: a member takes at most one of
+    // a shared batch at a time, so every shared batch detaches its members mid-batch.
+    const list = range(from, Math.min(from + 4, 24)).map((n) => ({ n, entry }));
+    return ok({ list, next: from + list.length, continue: from + list.length < 24, wait: 5 });
+  });
+  const { gw, base, close } = await startGateway(svc, {
+    stream: { minWaitMs: 5, maxBuffered: 100 * 1024, share: 'all' },
+  });
+  const readers = [0, 1, 2].map(() => collect(base + '/api/stream/feed'));
+  try {
+    await until(() => gw.metrics.sharedMembers === 3);
+    go = true;
+    for (const got of await Promise.all(readers.map((r) => r.done))) {
+      assert.deepEqual(ns(got), range(0, 24), 'every entry once, in order');
+      assert.ok(got.end);
+    }
+    assert.ok((await metric(gw, 'sagaway_stream_detached_total')) >= 3, 'detached mid-batch');
+  } finally {
+    for (const r of readers) r.es.close();
+    await close();
+  }
+});
