@@ -8,7 +8,7 @@ import { problemFor, type Problem } from '../http/problem.js';
 import type { MemberHolder, StreamMember, StreamShared } from './member.js';
 import { pollKey } from './share.js';
 import { waitFor } from './wait.js';
-import { entryData, formatEvent } from './writer.js';
+import { formatEntries, formatEvent } from './writer.js';
 
 /**
  * The SSE loop (DESIGN §7), run by a poll group: one or more streams whose next poll is the same
@@ -197,7 +197,7 @@ export class PollGroup implements MemberHolder {
         const list = Array.isArray(response['list']) ? (response['list'] as unknown[]) : [];
         const end = Math.min(list.length, skip + settings.maxEntries);
         const tokens = cursors.batch(path, binding, previous, end);
-        const events = this.format(list, skip, end, (i) => tokens.entry(i));
+        const events = formatEntries(list, skip, end, (i) => tokens.entry(i), this.shared.maxResponse);
         if (events === undefined) {
           log.warn({ requestId: this.founder.requestId }, 'stream poll over gateway.limits.maxResponse');
           const detail = 'a poll of this stream is larger than gateway.limits.maxResponse';
@@ -464,30 +464,6 @@ export class PollGroup implements MemberHolder {
       if (this.poll === poll) this.poll = undefined;
       this.unregister();
     }
-  }
-
-  /**
-   * The events of entries `from..end-1` of a poll, or undefined when they pass
-   * `gateway.limits.maxResponse` (formatting stops there: an oversized poll costs at most the
-   * budget in text).
-   */
-  private format(list: unknown[], from: number, end: number, id: (i: number) => string): string[] | undefined {
-    const max = this.shared.maxResponse;
-    const events: string[] = [];
-    let units = 0;
-    for (let i = from; i < end; i++) {
-      const event = formatEvent({ id: id(i), data: entryData(list[i]) });
-      units += event.length;
-      // UTF-16 code units never exceed UTF-8 bytes: past the budget in units is past it in bytes
-      if (units > max) return undefined;
-      events.push(event);
-    }
-    if (units * 3 > max) {
-      let bytes = 0;
-      for (const event of events) bytes += Buffer.byteLength(event, 'utf8');
-      if (bytes > max) return undefined;
-    }
-    return events;
   }
 
   private arm(ms: number, fn: () => void): void {

@@ -29,6 +29,13 @@ test('one key for the same poll whatever the key order; another for anything tha
   const key = shareBase(base)!;
   assert.equal(shareBase({ ...base, input: { b: [1, { d: 3, c: 2 }], a: 1 } }), key);
   assert.equal(shareBase({ ...base, principal: { ...alice, roles: ['admin', 'user'] } }), key, 'roles as a set');
+  const token = (claims: Record<string, unknown>) => shareBase({ ...base, principal: { ...alice, claims } });
+  assert.equal(
+    token({ tenant: 't1', exp: 1, iat: 2 }),
+    token({ tenant: 't1', exp: 3, iat: 4, jti: 'x' }),
+    'a new token',
+  );
+  assert.notEqual(token({ tenant: 't1' }), token({ tenant: 't2' }), 'another tenant');
   for (const other of [
     { principal: bob },
     { principal: { ...alice, roles: ['user'] } },

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ShareScope } from '../../config/settings.js';
 import { cursorBinding } from '../../core/caller.js';
 import type { Principal } from '../../core/types.js';
@@ -8,9 +9,10 @@ import type { Principal } from '../../core/types.js';
  * Two streams share a poll when their next poll would be the same saga run: same runner,
  * method, saga path, INPUT (canonical JSON, so key order does not matter), query (for body
  * methods, where `@.request.query` is not part of INPUT), `previous`, and share scope:
- * - `caller`: the same cursor binding (`jwt:<principal>`, `key:<name>`, or `anon`) and the same
- *   roles, so the run that the group makes with one member's principal is the run any member's
- *   own loop would have made (the saga may read `@.user.roles`);
+ * - `caller`: the same cursor binding (`jwt:<principal>`, `key:<name>`, or `anon`), the same
+ *   roles and the same claims but for the ones that change with every token (`exp`, `iat`,
+ *   `nbf`, `jti`, `auth_time`), so the run that the group makes with one member's principal is
+ *   the run any member's own loop would have made (the saga may read `@.user.claims.tenant`);
  * - `all`: every caller of the API; the run has no user, and cursor tokens are bound to the API
  *   (`api:<prefix>`), not to a caller;
  * - `off`: no key, no sharing (each stream polls alone, as before issue 11).
@@ -38,6 +40,16 @@ export function shareBinding(share: ShareScope, api: string, principal: Principa
 
 const MAX_DEPTH = 64;
 
+/** Claims that differ between two tokens of one session without changing who the caller is. */
+const VOLATILE_CLAIMS = new Set(['exp', 'iat', 'nbf', 'jti', 'auth_time']);
+
+/** The caller's claims without the volatile ones, as canonical JSON. */
+function stableClaims(claims: Record<string, unknown>): string {
+  const kept: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(claims)) if (!VOLATILE_CLAIMS.has(k)) kept[k] = v;
+  return canonicalJson(kept);
+}
+
 /**
  * JSON with object keys sorted, so that `{a,b}` and `{b,a}` are one key. Input comes from a
  * parsed query or a body the gateway already bounded (`bodyLimit`), so its size is bounded; its
@@ -58,16 +70,21 @@ export function canonicalJson(value: unknown, depth = 0): string {
 }
 
 /**
- * The part of a stream's group key that never changes (everything but `previous`), or
- * undefined when the stream shares with nobody (`off`).
+ * The part of a stream's group key that never changes (everything but `previous`), as a
+ * SHA-256 digest, or undefined when the stream shares with nobody (`off`).
  */
 export function shareBase(s: ShareInput): string | undefined {
   if (s.share === 'off') return undefined;
   const who =
     s.share === 'all'
       ? `all\n${s.api}`
-      : `caller\n${cursorBinding(s.principal)}\n${canonicalJson([...s.principal.roles].sort())}`;
-  return [who, s.runner, s.method, s.path, canonicalJson(s.input), s.body ? canonicalJson(s.query) : ''].join('\n');
+      : `caller\n${cursorBinding(s.principal)}\n${canonicalJson([...s.principal.roles].sort())}\n${stableClaims(s.principal.claims)}`;
+  const text = [who, s.runner, s.method, s.path, canonicalJson(s.input), s.body ? canonicalJson(s.query) : ''].join(
+    '\n',
+  );
+  // A digest, not the text: a body may be up to `bodyLimit`, and the key is kept per group and
+  // hashed by every lookup.
+  return createHash('sha256').update(text).digest('base64url');
 }
 
 /** The group key of a stream whose next poll has `previous` (undefined = the first poll). */

@@ -41,3 +41,32 @@ export function formatComment(text: string): string {
 export function entryData(entry: unknown): string {
   return JSON.stringify(entry) ?? 'null';
 }
+
+/**
+ * The events of entries `from..end-1` of a poll's list, with ids from `id`, or undefined when
+ * they pass `max` bytes (`gateway.limits.maxResponse`; formatting stops there, so an oversized
+ * poll costs at most the budget in text).
+ */
+export function formatEntries(
+  list: unknown[],
+  from: number,
+  end: number,
+  id: (i: number) => string,
+  max: number,
+): string[] | undefined {
+  const events: string[] = [];
+  let units = 0;
+  for (let i = from; i < end; i++) {
+    const event = formatEvent({ id: id(i), data: entryData(list[i]) });
+    units += event.length;
+    // UTF-16 code units never exceed UTF-8 bytes: past the budget in units is past it in bytes
+    if (units > max) return undefined;
+    events.push(event);
+  }
+  if (units * 3 > max) {
+    let bytes = 0;
+    for (const event of events) bytes += Buffer.byteLength(event, 'utf8');
+    if (bytes > max) return undefined;
+  }
+  return events;
+}
