@@ -388,6 +388,28 @@ describe('compensation', () => {
     );
   });
 
+  test('an ACK registers only with followAck (without it the saga ends ACK, nothing to undo)', async () => {
+    const withFollow = saga([
+      { id: 'start', type: 'start', links: [{ to: 'a' }] },
+      {
+        ...step('a', 'd'),
+        eventMeta: { handler: 'inv', action: 'Do_a', version: 0, outputElement: '$.a', followAck: true },
+        links: [{ to: 'd', when: ['ACK'] }],
+      } as RawStep,
+      { id: 'd', type: 'event', eventMeta: { handler: 'inv', action: 'Do_d', version: 0 }, links: [{ to: 'ok' }] },
+      { id: 'ok', type: 'success' },
+    ]);
+    const calls: EventMessage[] = [];
+    const failed = await run(withFollow, deps(calls, { status: { a: 'ACK' } }));
+    assert.equal(failed.error?.compensation, 'COMPLETED');
+    assert.deepEqual(
+      undos(calls).map((c) => c.idempotencyKey),
+      ['run1:a:undo'],
+    );
+    const acked = await run(threeThenFail, deps([], { status: { a: 'ACK' } }));
+    assert.equal(acked.outcome, 'ACK');
+  });
+
   test('a journal write that fails stops the run without undoing anything (another process owns it)', async () => {
     const calls: EventMessage[] = [];
     const s = saga([
