@@ -357,6 +357,59 @@ describe('compensation', () => {
     );
   });
 
+  test('the payload copies of one run are bounded: past 4 MiB the run ends UNDO_LIMIT_EXCEEDED and is undone', async () => {
+    // a loops forever over a 1.5 MB payload; the third copy would pass the bound
+    const s = saga([
+      { id: 'start', type: 'start', links: [{ to: 'a' }] },
+      {
+        ...step('a', 'a'),
+        links: [
+          { to: 'a', when: ['SUCCESS'] },
+          { to: 'ok', when: ['*'] },
+        ],
+      } as RawStep,
+      { id: 'ok', type: 'success' },
+    ]);
+    const calls: EventMessage[] = [];
+    const result = await runSaga(deps(calls), {
+      saga: s,
+      input: {},
+      context: context(),
+      deadline: Date.now() + 5000,
+      runId: 'run1',
+      payload: { parameters: {}, big: 'x'.repeat(1_500_000) },
+    });
+    assert.equal(result.error?.code, 'UNDO_LIMIT_EXCEEDED');
+    assert.equal(result.error?.step, 'a');
+    assert.equal(result.error?.compensation, 'COMPLETED');
+    assert.deepEqual(
+      undos(calls).map((c) => c.idempotencyKey),
+      ['run1:a#3:undo', 'run1:a#2:undo', 'run1:a:undo'],
+    );
+  });
+
+  test('an ACK registers only with followAck (without it the saga ends ACK, nothing to undo)', async () => {
+    const withFollow = saga([
+      { id: 'start', type: 'start', links: [{ to: 'a' }] },
+      {
+        ...step('a', 'd'),
+        eventMeta: { handler: 'inv', action: 'Do_a', version: 0, outputElement: '$.a', followAck: true },
+        links: [{ to: 'd', when: ['ACK'] }],
+      } as RawStep,
+      { id: 'd', type: 'event', eventMeta: { handler: 'inv', action: 'Do_d', version: 0 }, links: [{ to: 'ok' }] },
+      { id: 'ok', type: 'success' },
+    ]);
+    const calls: EventMessage[] = [];
+    const failed = await run(withFollow, deps(calls, { status: { a: 'ACK' } }));
+    assert.equal(failed.error?.compensation, 'COMPLETED');
+    assert.deepEqual(
+      undos(calls).map((c) => c.idempotencyKey),
+      ['run1:a:undo'],
+    );
+    const acked = await run(threeThenFail, deps([], { status: { a: 'ACK' } }));
+    assert.equal(acked.outcome, 'ACK');
+  });
+
   test('a journal write that fails stops the run without undoing anything (another process owns it)', async () => {
     const calls: EventMessage[] = [];
     const s = saga([

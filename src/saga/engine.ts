@@ -20,7 +20,7 @@ import { traceStep } from './trace-step.js';
 import { responseOf, writeEventOutput, writeOutput, writeParsedOutput } from './payload.js';
 import { realClock } from './retry.js';
 import { sendWithRetry } from './send.js';
-import { register, unwind, type Registration, type UnwindJournal, type UnwindState } from './unwind.js';
+import { MAX_UNDO_BYTES, register, unwind, type Registration, type UnwindJournal, type UnwindState } from './unwind.js';
 
 export type { EngineDeps, EngineObserver } from './deps.js';
 export type { Registration, UnwindJournal } from './unwind.js';
@@ -85,6 +85,7 @@ export async function runSaga(deps: EngineDeps, run: SagaRun): Promise<SagaResul
     context: run.context,
     visits: progress && Object.keys(progress.visits).length > 0 ? new Map(Object.entries(progress.visits)) : undefined,
     undo: progress ? [...progress.undo] : [],
+    undoBytes: progress ? progress.undo.reduce((n, r) => n + JSON.stringify(r.payload).length, 0) : 0,
     unwind: true,
     journalFailed: false,
   };
@@ -133,6 +134,8 @@ interface RunState {
   visits: Map<string, number> | undefined;
   /** compensations registered so far, oldest first */
   undo: Registration[];
+  /** bytes of payload copies the registrations hold (bounded by MAX_UNDO_BYTES) */
+  undoBytes: number;
   /** false when the run ended at a `fail` step with `compensate: false` */
   unwind: boolean;
   /** a journal write failed: this copy of the run must stop without undoing anything */
@@ -298,8 +301,27 @@ async function eventStep(scope: RunScope, step: EventStep, state: RunState): Pro
   }
   // Past a pivot the saga can only go forward; a compensation undoes this visit, with the
   // payload as it is now (its input), whatever later steps write.
-  if (step.pivot) state.undo = [];
-  if (step.compensate) state.undo.push(register(step.id, key, state.payload));
+  if (step.pivot) {
+    state.undo = [];
+    state.undoBytes = 0;
+  }
+  if (step.compensate) {
+    const { registration, bytes, copied } = register(step.id, key, state.payload, MAX_UNDO_BYTES - state.undoBytes);
+    state.undo.push(registration);
+    state.undoBytes += bytes;
+    // Too many copies (a compensated step in a long loop over a large payload): end here, so
+    // that this step's payload, not copied, is still the one of its moment; everything is undone.
+    if (!copied) {
+      return {
+        end: failed(run.saga, runId, {
+          code: 'UNDO_LIMIT_EXCEEDED',
+          message: `the compensations of this run would hold more than ${MAX_UNDO_BYTES} bytes of payload`,
+          http: 500,
+          step: step.id,
+        }),
+      };
+    }
+  }
   return { value: reply.status };
 }
 

@@ -29,7 +29,18 @@ export interface Send {
  * deadline, and `cancel` (the saga's end, or the caller gone) stops the waiting at once.
  * Each failed try is logged; every try is counted by the observer.
  */
-export async function sendWithRetry(
+export function sendWithRetry(
+  deps: EngineDeps,
+  send: Send,
+  retry: RetryPlan | undefined,
+  cancel: Cancellable,
+): Promise<EventReply> {
+  // One try and nobody counting: no extra promise on the common path.
+  if (!retry && !deps.observer?.tried) return sendEvent(deps, send, cancel);
+  return tries(deps, send, retry, cancel);
+}
+
+async function tries(
   deps: EngineDeps,
   send: Send,
   retry: RetryPlan | undefined,

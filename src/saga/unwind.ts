@@ -1,6 +1,5 @@
 import { Cancel } from '../core/cancel.js';
 import type { ErrorInfo } from '../core/errors.js';
-import { jsonCopy } from '../core/json-copy.js';
 import type { EventStatus, Payload, RequestContext, SagaResult } from '../core/types.js';
 import type { EngineDeps } from './deps.js';
 import type { CompiledSaga } from './graph.js';
@@ -37,9 +36,31 @@ export interface UnwindJournal {
   undone(index: number, status: EventStatus): Promise<void>;
 }
 
-/** A registration for a step that just succeeded. */
-export function register(step: string, key: string, payload: Payload): Registration {
-  return { step, key: `${key}:undo`, payload: jsonCopy(payload) as Payload };
+/**
+ * The payload copies one run may hold for its compensations, in bytes of JSON text (4 MiB). A
+ * compensated step in a loop copies the payload at every visit; without a bound, a saga could
+ * hold (and journal) maxSteps copies of a large payload.
+ */
+export const MAX_UNDO_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A registration for a step that just succeeded, and the size of its copy. Past `budget` bytes
+ * the payload is not copied (`copied: false`): the caller ends the run at once, so that the
+ * payload as it is now is also the payload of that moment.
+ */
+export function register(
+  step: string,
+  key: string,
+  payload: Payload,
+  budget: number,
+): { registration: Registration; bytes: number; copied: boolean } {
+  const text = JSON.stringify(payload);
+  const copied = text.length <= budget;
+  return {
+    registration: { step, key: `${key}:undo`, payload: copied ? (JSON.parse(text) as Payload) : payload },
+    bytes: text.length,
+    copied,
+  };
 }
 
 /** Where an unwind stands: what to undo and how the undos done so far ended (by index). */
