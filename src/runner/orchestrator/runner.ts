@@ -97,13 +97,16 @@ export class Runner {
       request: { method: req.method, path: req.path, id: req.requestId, query: req.query },
       user: req.user,
     };
-    const tracer = this.deps.traces?.begin({
-      requestId: req.requestId,
-      runner: this.name,
-      sagaId: saga.id,
-      method: req.method,
-      path: req.path,
-    });
+    // Traced only while someone listens (the console): otherwise not even the record is made.
+    const tracer = this.deps.traces?.active
+      ? this.deps.traces.begin({
+          requestId: req.requestId,
+          runner: this.name,
+          sagaId: saga.id,
+          method: req.method,
+          path: req.path,
+        })
+      : undefined;
     const running = this.deps.journal
       ? this.startJournaled(this.deps.journal, saga, input, context, req, tracer?.step)
       : this.start(
