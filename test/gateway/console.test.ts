@@ -221,23 +221,31 @@ test('with roles: the same auth as the APIs (401 without a credential, 403 witho
   );
   const c = await consoleGateway(config);
   try {
-    const get = (url: string, headers: Record<string, string> = {}) =>
-      c.gw.app.inject({
-        method: 'GET',
-        url,
-        headers: { host: 'console.example', ...headers },
-        remoteAddress: '198.51.100.4',
-      });
+    // Over a real socket: the role check is the whole gate here, whatever the address.
+    const { port } = await c.gw.listen(0, '127.0.0.1');
+    const get = async (url: string, headers: Record<string, string> = {}) => {
+      const res = await fetch(`http://127.0.0.1:${port}${url}`, { headers });
+      return { statusCode: res.status, headers: Object.fromEntries(res.headers), body: await res.text() };
+    };
     assert.equal((await get('/ops/console')).statusCode, 401);
     assert.equal((await get('/ops/console')).headers['www-authenticate'], 'Bearer realm="sagaway"');
     assert.equal((await get('/ops/console', { 'x-api-key': 'wrong' })).statusCode, 401);
     assert.equal((await get('/ops/console', { 'x-api-key': 'dev-key' })).statusCode, 403);
     assert.equal((await get('/ops/console/api/model', { 'x-api-key': 'dev-key' })).statusCode, 403);
+    assert.equal((await get('/ops/console/api/feed', { 'x-api-key': 'dev-key' })).statusCode, 403);
     const page = await get('/ops/console', { 'x-api-key': 'ops-key' });
     assert.equal(page.statusCode, 200);
     assert.ok(page.body.includes('src="/ops/console/console.js"'), 'assets under the configured path');
     assert.equal((await get('/ops/console/api/model', { 'x-api-key': 'ops-key' })).statusCode, 200);
     assert.equal((await get('/console', { 'x-api-key': 'ops-key' })).statusCode, 404, 'not at the default path');
+    // From another address too (the loopback rule does not apply once roles are set).
+    const outside = await c.gw.app.inject({
+      method: 'GET',
+      url: '/ops/console',
+      headers: { host: 'console.example', 'x-api-key': 'ops-key' },
+      remoteAddress: '198.51.100.4',
+    });
+    assert.equal(outside.statusCode, 200);
   } finally {
     await c.close();
   }
