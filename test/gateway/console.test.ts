@@ -261,3 +261,15 @@ test('enabled: false serves no console at all, and / stays a 404', async () => {
     await c.close();
   }
 });
+
+test('a console path that would hide a route of the gateway is a configuration error', async () => {
+  for (const path of ['/api', '/api/console', '/healthz', '/metrics']) {
+    await assert.rejects(
+      startTestHost(CONSOLE_CONFIG.replace('gateway:\n', `gateway:\n  console: { path: ${path} }\n`), {
+        files: { 'echo.mjs': ECHO_MODULE },
+      }),
+      (err: any) => err.code === 'CONFIG_INVALID' && /gateway\.console\.path|route of the gateway/.test(err.message),
+      path,
+    );
+  }
+});
