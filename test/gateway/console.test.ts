@@ -273,3 +273,47 @@ test('a console path that would hide a route of the gateway is a configuration e
     );
   }
 });
+
+test('a feed reconnecting with Last-Event-ID gets only the runs after it', async () => {
+  const c = await consoleGateway();
+  const { port } = await c.gw.listen(0, '127.0.0.1');
+  const base = `http://127.0.0.1:${port}`;
+  const read = async (headers: Record<string, string>, runs: number) => {
+    const controller = new AbortController();
+    const res = await fetch(`${base}/console/api/feed`, { headers, signal: controller.signal });
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while ((text.match(/event: run/g) ?? []).length < runs || !text.includes('event: hello')) {
+      text += (await reader.read()).value;
+    }
+    controller.abort();
+    return text;
+  };
+  try {
+    // An open feed keeps runs traced while they are made.
+    const controller = new AbortController();
+    await fetch(`${base}/console/api/feed`, { signal: controller.signal });
+    const post = (qty: number) =>
+      fetch(`${base}/api/request/orders`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ qty }),
+      });
+    await post(1);
+    await post(2);
+    await post(0);
+    const all = await read({}, 3);
+    const ids = [...all.matchAll(/^id: (.+)$/gm)].map((m) => m[1]!);
+    assert.equal(ids.length, 3);
+    const after = await read({ 'last-event-id': ids[1]! }, 1);
+    assert.deepEqual(
+      [...after.matchAll(/^id: (.+)$/gm)].map((m) => m[1]),
+      [ids[2]],
+    );
+    const foreign = await read({ 'last-event-id': `old.${ids[1]!.split('.')[1]}` }, 3);
+    assert.equal((foreign.match(/event: run/g) ?? []).length, 3, 'an id of another process life replays the ring');
+    controller.abort();
+  } finally {
+    await c.close();
+  }
+});
