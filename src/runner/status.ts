@@ -1,5 +1,5 @@
 import type { OutcomeStatus } from '../systems/nats/outcome-value.js';
-import type { RunStatus } from './orchestrator/journal.js';
+import type { JournaledRun, RunStatus } from './orchestrator/journal.js';
 
 /** What `GET /api/status/<id>` shows: a journal's record, or an outcome bucket's (issue 13). */
 export type AnyRunStatus = RunStatus | OutcomeStatus;
@@ -8,6 +8,8 @@ export type AnyRunStatus = RunStatus | OutcomeStatus;
 export interface StatusLookup {
   /** `scope`: the caller's (core/caller.ts callerKey); `id`: a run id or the caller's correlation id */
   lookup(scope: string, id: string): Promise<AnyRunStatus | undefined>;
+  /** the latest runs, newest first (the console); absent = none listed */
+  recent?(limit: number): Promise<JournaledRun[]>;
 }
 
 /**
@@ -17,7 +19,10 @@ export interface StatusLookup {
  */
 export function firstStatus(sources: readonly (StatusLookup | undefined)[]): StatusLookup {
   const list = sources.filter((s): s is StatusLookup => s !== undefined);
+  // Only journals list their runs (an outcome bucket is read by key alone).
+  const listing = list.find((s) => s.recent !== undefined);
   return {
+    ...(listing?.recent ? { recent: (limit: number) => listing.recent!(limit) } : {}),
     async lookup(scope, id) {
       for (const source of list) {
         const found = await source.lookup(scope, id);

@@ -221,23 +221,31 @@ test('with roles: the same auth as the APIs (401 without a credential, 403 witho
   );
   const c = await consoleGateway(config);
   try {
-    const get = (url: string, headers: Record<string, string> = {}) =>
-      c.gw.app.inject({
-        method: 'GET',
-        url,
-        headers: { host: 'console.example', ...headers },
-        remoteAddress: '198.51.100.4',
-      });
+    // Over a real socket: the role check is the whole gate here, whatever the address.
+    const { port } = await c.gw.listen(0, '127.0.0.1');
+    const get = async (url: string, headers: Record<string, string> = {}) => {
+      const res = await fetch(`http://127.0.0.1:${port}${url}`, { headers });
+      return { statusCode: res.status, headers: Object.fromEntries(res.headers), body: await res.text() };
+    };
     assert.equal((await get('/ops/console')).statusCode, 401);
     assert.equal((await get('/ops/console')).headers['www-authenticate'], 'Bearer realm="sagaway"');
     assert.equal((await get('/ops/console', { 'x-api-key': 'wrong' })).statusCode, 401);
     assert.equal((await get('/ops/console', { 'x-api-key': 'dev-key' })).statusCode, 403);
     assert.equal((await get('/ops/console/api/model', { 'x-api-key': 'dev-key' })).statusCode, 403);
+    assert.equal((await get('/ops/console/api/feed', { 'x-api-key': 'dev-key' })).statusCode, 403);
     const page = await get('/ops/console', { 'x-api-key': 'ops-key' });
     assert.equal(page.statusCode, 200);
     assert.ok(page.body.includes('src="/ops/console/console.js"'), 'assets under the configured path');
     assert.equal((await get('/ops/console/api/model', { 'x-api-key': 'ops-key' })).statusCode, 200);
     assert.equal((await get('/console', { 'x-api-key': 'ops-key' })).statusCode, 404, 'not at the default path');
+    // From another address too (the loopback rule does not apply once roles are set).
+    const outside = await c.gw.app.inject({
+      method: 'GET',
+      url: '/ops/console',
+      headers: { host: 'console.example', 'x-api-key': 'ops-key' },
+      remoteAddress: '198.51.100.4',
+    });
+    assert.equal(outside.statusCode, 200);
   } finally {
     await c.close();
   }
@@ -249,6 +257,92 @@ test('enabled: false serves no console at all, and / stays a 404', async () => {
     for (const url of ['/', '/console', '/console/api/feed']) {
       assert.equal((await c.gw.app.inject({ method: 'GET', url })).statusCode, 404, url);
     }
+  } finally {
+    await c.close();
+  }
+});
+
+test('a console path that would hide a route of the gateway is a configuration error', async () => {
+  for (const path of ['/api', '/api/console', '/healthz', '/metrics']) {
+    await assert.rejects(
+      startTestHost(CONSOLE_CONFIG.replace('gateway:\n', `gateway:\n  console: { path: ${path} }\n`), {
+        files: { 'echo.mjs': ECHO_MODULE },
+      }),
+      (err: any) => err.code === 'CONFIG_INVALID' && /gateway\.console\.path|route of the gateway/.test(err.message),
+      path,
+    );
+  }
+});
+
+test('a feed reconnecting with Last-Event-ID gets only the runs after it', async () => {
+  const c = await consoleGateway();
+  const { port } = await c.gw.listen(0, '127.0.0.1');
+  const base = `http://127.0.0.1:${port}`;
+  const read = async (headers: Record<string, string>, runs: number) => {
+    const controller = new AbortController();
+    const res = await fetch(`${base}/console/api/feed`, { headers, signal: controller.signal });
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while ((text.match(/event: run/g) ?? []).length < runs || !text.includes('event: hello')) {
+      text += (await reader.read()).value;
+    }
+    controller.abort();
+    return text;
+  };
+  try {
+    // An open feed keeps runs traced while they are made.
+    const controller = new AbortController();
+    await fetch(`${base}/console/api/feed`, { signal: controller.signal });
+    const post = (qty: number) =>
+      fetch(`${base}/api/request/orders`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ qty }),
+      });
+    await post(1);
+    await post(2);
+    await post(0);
+    const all = await read({}, 3);
+    const ids = [...all.matchAll(/^id: (.+)$/gm)].map((m) => m[1]!);
+    assert.equal(ids.length, 3);
+    const after = await read({ 'last-event-id': ids[1]! }, 1);
+    assert.deepEqual(
+      [...after.matchAll(/^id: (.+)$/gm)].map((m) => m[1]),
+      [ids[2]],
+    );
+    const foreign = await read({ 'last-event-id': `old.${ids[1]!.split('.')[1]}` }, 3);
+    assert.equal((foreign.match(/event: run/g) ?? []).length, 3, 'an id of another process life replays the ring');
+    controller.abort();
+  } finally {
+    await c.close();
+  }
+});
+
+test('journaled runs are listed from the journal, newest first, without payload or response', async () => {
+  const config = CONSOLE_CONFIG.replace(
+    'states:\n  orders: { type: memory }',
+    'states:\n  orders: { type: memory }\n  runs: { type: sqlite, file: ./runs.db }',
+  ).replace('runners:\n  shop:\n', 'runners:\n  shop:\n    journal: runs\n');
+  assert.notEqual(config, CONSOLE_CONFIG);
+  const c = await consoleGateway(config);
+  try {
+    const post = (qty: number) =>
+      c.gw.app.inject({ method: 'POST', url: '/api/request/orders', payload: { qty }, remoteAddress: '127.0.0.1' });
+    const first = await post(1);
+    const second = await post(0);
+    assert.equal(first.statusCode, 201);
+    assert.equal(second.statusCode, 400);
+    const res = await c.gw.app.inject({ method: 'GET', url: '/console/api/journal', remoteAddress: '127.0.0.1' });
+    assert.equal(res.statusCode, 200);
+    const runs = (res.json() as { runs: Record<string, unknown>[] }).runs;
+    assert.deepEqual(
+      runs.map((r) => [r['requestId'], r['sagaId'], r['outcome'], r['http']]),
+      [
+        [second.headers['x-request-id'], 'place-order', 'FAIL', 400],
+        [first.headers['x-request-id'], 'place-order', 'SUCCESS', 201],
+      ],
+    );
+    assert.ok(!('payload' in runs[0]!) && !('response' in runs[0]!));
   } finally {
     await c.close();
   }

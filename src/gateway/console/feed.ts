@@ -34,6 +34,8 @@ interface Watcher {
 /** The ring and the feed of one gateway. */
 export class ConsoleFeed {
   private readonly ring: Entry[] = [];
+  /** Event ids are `<epoch>.<sequence>`: a Last-Event-ID from before a restart replays the whole ring. */
+  private readonly epoch = Date.now().toString(36);
   private bytes = 0;
   private seq = 0;
   private readonly watchers = new Set<Watcher>();
@@ -76,7 +78,7 @@ export class ConsoleFeed {
       raw.write(formatEvent({ event: 'skipped', data: JSON.stringify({ runs: w.skipped }) }));
       w.skipped = 0;
     }
-    raw.write(formatEvent({ event: 'run', id: String(entry.seq), data: entry.data }));
+    raw.write(formatEvent({ event: 'run', id: `${this.epoch}.${entry.seq}`, data: entry.data }));
   }
 
   private watch(): void {
@@ -119,7 +121,8 @@ export class ConsoleFeed {
       'x-request-id': request.id,
     });
     raw.socket?.setTimeout(0);
-    const last = Number(request.headers['last-event-id']);
+    const [epoch, seq] = String(request.headers['last-event-id'] ?? '').split('.');
+    const last = epoch === this.epoch ? Number(seq) : Number.NaN;
     const heartbeat = setInterval(() => raw.write(formatComment('ping')), this.ctx.settings.stream.heartbeatMs);
     heartbeat.unref();
     let stopped = false;

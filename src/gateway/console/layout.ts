@@ -66,7 +66,7 @@ const CHAR_WIDTH = 7.2;
 const NODE_HEIGHT = 44;
 
 function nodeWidth(label: string): number {
-  return Math.round(Math.min(240, Math.max(96, label.length * CHAR_WIDTH + 32)));
+  return Math.round(Math.min(240, Math.max(124, label.length * CHAR_WIDTH + 32)));
 }
 
 function edgeLabel(when: ReadonlySet<string> | null, priority: number): string {

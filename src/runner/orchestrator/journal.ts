@@ -418,6 +418,11 @@ export class JournalReader {
     }
     return undefined;
   }
+
+  /** The latest `limit` runs of these journals, newest first (the console's list). */
+  recent(limit: number): Promise<JournaledRun[]> {
+    return recentRuns(this.states, limit);
+  }
 }
 
 /** A journaled run as the console lists it: who ran what, and how it ended (no payload, no response). */

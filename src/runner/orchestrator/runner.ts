@@ -118,13 +118,16 @@ export class Runner {
     // The gateway names the run (its X-Request-Id, or one id per stream poll), so that the
     // idempotency keys and logs of the run carry the id the client got; else a fresh one.
     const runId = isRunId(req.runId) ? req.runId : randomUUID();
-    const tracer = this.deps.traces?.begin({
-      requestId: req.requestId,
-      runner: this.name,
-      sagaId: saga.id,
-      method: req.method,
-      path: req.path,
-    });
+    // Traced only while someone listens (the console): otherwise not even the record is made.
+    const tracer = this.deps.traces?.active
+      ? this.deps.traces.begin({
+          requestId: req.requestId,
+          runner: this.name,
+          sagaId: saga.id,
+          method: req.method,
+          path: req.path,
+        })
+      : undefined;
     const done = this.inFlight.add(req.requestId, saga.id);
     try {
       const result = await this.startRun(saga, input, context, req, runId, tracer?.step);
