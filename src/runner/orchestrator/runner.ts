@@ -116,9 +116,9 @@ export class Runner {
     // a request from elsewhere (a test, an older gateway) is scoped by its principal alone.
     const scope = isWireId(req.caller, 2048) ? req.caller : callerKey(req.user, 'local');
     const correlation = isWireId(req.correlationId, 128) ? req.correlationId : undefined;
-    // The start record is committed while the first step runs (journal.ts open()): no round
-    // trip before it. The run's next journal write waits for it; if it failed, the caller gets
-    // that failure (503 when the store is down), never the saga's result.
+    // No write before the first step: the start record goes with the run's first journal write
+    // (journal.ts open()). If the run's record cannot be written, the caller gets that failure
+    // (503 when the store is down), never the saga's result.
     const entry = journal.open(saga.id, runId, input, context, scope, correlation);
     const own = Date.now() + saga.timeoutMs;
     const result = await runSaga(this.engineDeps(), {
@@ -130,12 +130,11 @@ export class Runner {
       journal: journal.stepper(entry),
     });
     try {
-      await entry.ready;
+      await journal.settle(entry, result);
     } catch (err) {
       const error = toErrorInfo(err);
       return { outcome: 'FAIL', http: error.http ?? 503, error };
     }
-    await journal.finish(entry, result);
     return result;
   }
 
