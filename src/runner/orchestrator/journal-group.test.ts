@@ -69,6 +69,11 @@ test('the start record goes with the first journal write, or on its own once the
     await j.settle(slow, { outcome: 'SUCCESS', http: 200 });
     assert.equal((await state.get(slow.id))?.data['status'], 'DONE');
 
+    // started(): the record exists afterwards, for a write that updates it by version
+    const other = j.open('saga', 'r5', {}, ctx('other'), 'anon:x');
+    await j.started(other);
+    assert.equal((await state.update(other.id, { extra: 1 }, { expectedVersion: other.version })).version, 2);
+
     // the store down when the run ends: settle fails (the runner answers with that failure)
     const lost = j.open('saga', 'r4', {}, ctx('lost'), 'anon:x');
     await state.close();

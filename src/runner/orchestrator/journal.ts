@@ -171,6 +171,15 @@ export class Journal {
   }
 
   /**
+   * Make sure the run's record exists: write its start record now if it is not written yet, and
+   * wait for it. A new kind of write to a run's record (an update naming `entry.version`) must
+   * call this first, or, better, carry its fields into the first write the way stepper() does.
+   */
+  started(entry: JournalEntry): Promise<void> {
+    return this.writeStart(entry);
+  }
+
+  /**
    * Write the start record of `entry` now, merged with `fields` (the run's first step record or
    * its outcome); afterwards `entry.ready` settles with it. Without an unwritten start, the
    * write already made (or in flight).
