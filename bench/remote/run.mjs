@@ -229,7 +229,9 @@ export async function remote(opts) {
         detail: `CPU/req ${r[on].cpuUs.toFixed(0)} vs ${r[off].cpuUs.toFixed(0)} µs (sagaway processes only; PostgreSQL's own CPU not counted); p99 ${r[on].p99} vs ${r[off].p99} ms`,
       });
     }
-    row(on, 'Moleculer over NATS', 0.6);
+    row(on, 'Moleculer over NATS', undefined);
+    row(on, 'BullMQ flow', undefined);
+    row(on, 'Restate 1.x', undefined);
     row('sagaway (JetStream event)', 'Moleculer over NATS', 0.6);
     row('sagaway (JetStream event)', 'BullMQ flow', 2);
     row('sagaway (JetStream event)', 'Restate 1.x', undefined);

@@ -135,8 +135,7 @@ export class NatsSystem implements System {
       return;
     }
     this.nc = nc;
-    if (process.env['SAGAWAY_NATS_COALESCE'] !== '0' && !coalesceWrites(nc))
-      this.log.debug('nats.js internals differ: writes not coalesced');
+    if (!coalesceWrites(nc)) this.log.debug('nats.js internals differ: writes not coalesced');
     this.requestMux = new RequestMux(nc, createInbox());
     this.js = jetstream(nc);
     this.jsm = await jetstreamManager(nc, { checkAPI: false });

@@ -6,7 +6,7 @@ import { after, test } from 'node:test';
 import { silentLogger } from '../../core/logger.js';
 import { GroupCommitState, groupCommit } from '../../states/group-commit.js';
 import { createState } from '../../states/index.js';
-import { Journal } from './journal.js';
+import { Journal, START_DELAY_MS } from './journal.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'sagaway-jgc-'));
 after(() => rm(dir, { recursive: true, force: true }));
@@ -29,4 +29,56 @@ test('group commit: a configured SQLite journal (createState) batches the writes
   assert.ok(g.stats.batches <= 4, `100 journal writes in ${g.stats.batches} transactions`);
   assert.equal((await state.get(entries[7]!.id))?.data['status'], 'DONE');
   await g.close();
+});
+
+test('the start record goes with the first journal write, or on its own once the first step lasts START_DELAY_MS', async (t) => {
+  const state = createState(
+    { type: 'sqlite', alias: 'jr2', file: join(dir, 'start.db'), table: 'journal', queries: {} },
+    silentLogger(),
+  );
+  await state.init();
+  const g = groupCommit(state) as GroupCommitState;
+  const j = new Journal(state, 'api', '1', 'me', silentLogger());
+  const ctx = (id: string) => ({ request: { method: 'GET', path: '/x', id, query: {} }, user: null });
+  try {
+    // a short run: one write in all, the record created finished
+    const quick = j.open('saga', 'r1', { a: 1 }, ctx('quick'), 'anon:x', 'mine');
+    assert.equal(await state.get(quick.id), undefined, 'nothing written before the first step');
+    await j.settle(quick, { outcome: 'SUCCESS', http: 200, response: { ok: true } });
+    const rec = await state.get(quick.id);
+    assert.equal(rec?.version, 1, 'one write');
+    assert.equal(rec?.data['status'], 'DONE');
+    assert.deepEqual(rec?.data['input'], { a: 1 });
+    assert.equal(g.stats.writes, 2, 'the run and its correlation entry');
+
+    // a run with an event step before the end: the start record goes with that step's record
+    const two = j.open('saga', 'r2', {}, ctx('two'), 'anon:x');
+    await j.stepper(two)('next', { parameters: {}, out: 1 }, { ...ctx('two'), status: 'SUCCESS' });
+    assert.equal((await state.get(two.id))?.data['next'], 'next');
+    assert.equal((await state.get(two.id))?.version, 1);
+    await j.settle(two, { outcome: 'SUCCESS', http: 200 });
+    assert.equal((await state.get(two.id))?.version, 2);
+
+    // a long first step: the start record is written on its own after START_DELAY_MS
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const slow = j.open('saga', 'r3', {}, ctx('slow'), 'anon:x');
+    t.mock.timers.tick(START_DELAY_MS);
+    t.mock.timers.reset();
+    await slow.ready;
+    assert.equal((await state.get(slow.id))?.data['status'], 'RUNNING', 'resumable while its first step runs');
+    await j.settle(slow, { outcome: 'SUCCESS', http: 200 });
+    assert.equal((await state.get(slow.id))?.data['status'], 'DONE');
+
+    // started(): the record exists afterwards, for a write that updates it by version
+    const other = j.open('saga', 'r5', {}, ctx('other'), 'anon:x');
+    await j.started(other);
+    assert.equal((await state.update(other.id, { extra: 1 }, { expectedVersion: other.version })).version, 2);
+
+    // the store down when the run ends: settle fails (the runner answers with that failure)
+    const lost = j.open('saga', 'r4', {}, ctx('lost'), 'anon:x');
+    await state.close();
+    await assert.rejects(j.settle(lost, { outcome: 'SUCCESS', http: 200 }), { code: 'STATE_UNAVAILABLE' });
+  } finally {
+    await state.close();
+  }
 });

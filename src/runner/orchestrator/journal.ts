@@ -57,8 +57,8 @@ export interface JournalEntry {
   readonly id: string;
   version: number;
   /**
-   * Set by open(): settles when the start record is committed (rejects with why it could not
-   * be). Every later write of the run waits for it.
+   * Set once the start record is being written: settles when it is committed (rejects with why
+   * it could not be). Every later write of the run waits for it.
    */
   ready?: Promise<void>;
 }
@@ -77,6 +77,12 @@ export interface RunStatus {
   startedAt: string;
   updatedAt: string;
 }
+
+/**
+ * How long a run may stay in its first step before its start record is written on its own
+ * (open): a process killed within that time leaves nothing to resume.
+ */
+export const START_DELAY_MS = 500;
 
 /** The data fields the orphan scan and pruning filter on (the journal's one index). */
 const INDEXED_FIELDS = ['status', 'runner', 'deployment'] as const;
@@ -100,6 +106,11 @@ export class Journal {
   private readonly state: State;
   /** the index of the orphan scan and of pruning, created once (ensureIndexed) */
   private indexed: Promise<void> | undefined;
+  /** runs opened here whose start record is not written yet (open) */
+  private readonly unwritten = new WeakMap<
+    JournalEntry,
+    { data: JournalData; scope: string; correlation: string | undefined; timer: NodeJS.Timeout }
+  >();
 
   constructor(
     state: State,
@@ -125,15 +136,16 @@ export class Journal {
     correlation?: string,
   ): Promise<JournalEntry> {
     const entry = this.open(sagaId, runId, input, context, scope, correlation);
-    await entry.ready;
+    await this.writeStart(entry);
     return entry;
   }
 
   /**
-   * Record a new run without waiting: the start record is committed with the run's first event
-   * in flight (the same tick's transaction as other runs' writes), not in a round trip before it.
-   * `entry.ready` settles when it is committed; the run's next journal write and its outcome
-   * wait for it, and a run whose start record failed answers with that failure (runner.ts).
+   * A new run, its start record not yet written: it is written WITH the run's first journal
+   * write (the record after its first event step, or its outcome), as one record in one write,
+   * or on its own after START_DELAY_MS if the run is still in its first step by then. A run
+   * whose first step is short thus costs one write less, and the window in which a process
+   * killed mid-run leaves nothing to resume is at most START_DELAY_MS (its caller got no answer).
    */
   open(
     sagaId: string,
@@ -143,28 +155,10 @@ export class Journal {
     scope: string,
     correlation?: string,
   ): JournalEntry {
-    const entry: JournalEntry = { id: journalId(scope, context.request.id), version: 0 };
-    const ready = this.record(entry, sagaId, runId, input, context, scope, correlation);
-    // awaited by the run's next write; until then a failure must not count as unhandled
-    ready.catch(() => undefined);
-    entry.ready = ready;
-    return entry;
-  }
-
-  private async record(
-    entry: JournalEntry,
-    sagaId: string,
-    runId: string,
-    input: Record<string, unknown>,
-    context: RequestContext,
-    scope: string,
-    correlation: string | undefined,
-  ): Promise<void> {
-    const requestId = context.request.id;
-    const id = entry.id;
     const now = Date.now();
+    const entry: JournalEntry = { id: journalId(scope, context.request.id), version: 0 };
     const data: JournalData = {
-      requestId,
+      requestId: context.request.id,
       ...(correlation !== undefined ? { correlationId: correlation } : {}),
       runner: this.runner,
       deployment: this.deployment,
@@ -177,9 +171,49 @@ export class Journal {
       startedAt: now,
       updatedAt: now,
     };
-    // the run and its correlation index go into the same batch
+    const timer = setTimeout(() => void this.writeStart(entry).catch(() => undefined), START_DELAY_MS);
+    timer.unref();
+    this.unwritten.set(entry, { data, scope, correlation, timer });
+    return entry;
+  }
+
+  /**
+   * Make sure the run's record exists: write its start record now if it is not written yet, and
+   * wait for it. A new kind of write to a run's record (an update naming `entry.version`) must
+   * call this first, or, better, carry its fields into the first write the way stepper() does.
+   */
+  started(entry: JournalEntry): Promise<void> {
+    return this.writeStart(entry);
+  }
+
+  /**
+   * Write the start record of `entry` now, merged with `fields` (the run's first step record or
+   * its outcome); afterwards `entry.ready` settles with it. Without an unwritten start, the
+   * write already made (or in flight).
+   */
+  private writeStart(entry: JournalEntry, fields: Partial<JournalData> = {}): Promise<void> {
+    const u = this.unwritten.get(entry);
+    if (!u) return entry.ready ?? Promise.resolve();
+    this.unwritten.delete(entry);
+    clearTimeout(u.timer);
+    const ready = this.record(entry, { ...u.data, ...fields, updatedAt: Date.now() }, u.scope, u.correlation);
+    // awaited by the run's next write; until then a failure must not count as unhandled
+    ready.catch(() => undefined);
+    entry.ready = ready;
+    return ready;
+  }
+
+  /** Create a run's record (and its correlation index entry, in the same batch). */
+  private async record(
+    entry: JournalEntry,
+    data: JournalData,
+    scope: string,
+    correlation: string | undefined,
+  ): Promise<void> {
+    const id = entry.id;
     const created = this.state.create(id, data);
-    const indexed = correlation !== undefined ? this.index(scope, correlation, requestId, now) : undefined;
+    const indexed =
+      correlation !== undefined ? this.index(scope, correlation, data.requestId, data.startedAt) : undefined;
     try {
       entry.version = (await created).version;
     } catch (err) {
@@ -266,6 +300,9 @@ export class Journal {
 
   /** One progress write, against the version this process last wrote (see stepper). */
   private async write(entry: JournalEntry, patch: Record<string, unknown>): Promise<void> {
+    // the first journal write of a run carries its start record (open()); the patch's fields
+    // are those of JournalData (stepper, unwinder)
+    if (this.unwritten.has(entry)) return this.writeStart(entry, patch as Partial<JournalData>);
     await entry.ready;
     try {
       const rec = await this.patch(entry.id, patch, { expectedVersion: entry.version });
@@ -281,9 +318,25 @@ export class Journal {
     }
   }
 
+  /**
+   * The end of a run started here (runner.ts): its outcome, with the start record when that is
+   * not written yet. Throws when the run's record could not be written at all (the caller then
+   * gets that failure, e.g. 503 STATE_UNAVAILABLE, not the result); a failure of the outcome's
+   * own write is logged (finish).
+   */
+  async settle(entry: JournalEntry, result: SagaResult): Promise<void> {
+    if (this.unwritten.has(entry)) return this.writeStart(entry, { status: 'DONE', result, payload: null });
+    await entry.ready;
+    await this.finish(entry, result);
+  }
+
   /** Write the outcome, unless another process took the run over; a failure is logged (the caller still gets the result). */
   async finish(entry: JournalEntry, result: SagaResult): Promise<void> {
     try {
+      if (this.unwritten.has(entry)) {
+        await this.writeStart(entry, { status: 'DONE', result, payload: null });
+        return;
+      }
       await entry.ready;
       const rec = await this.patch(
         entry.id,

@@ -174,9 +174,9 @@ export class Runner {
     const deadline = req.deadline;
     const scope = scopeOf(req);
     const correlation = correlationOf(req);
-    // The start record is committed while the first step runs (journal.ts open()): no round
-    // trip before it. The run's next journal write waits for it; if it failed, the caller gets
-    // that failure (503 when the store is down), never the saga's result.
+    // No write before the first step: the start record goes with the run's first journal write
+    // (journal.ts open()). If the run's record cannot be written, the caller gets that failure
+    // (503 when the store is down), never the saga's result.
     const entry = journal.open(saga.id, runId, input, context, scope, correlation);
     const own = Date.now() + saga.timeoutMs;
     const result = await runSaga(this.engineDeps(), {
@@ -190,12 +190,11 @@ export class Runner {
       ...(trace ? { trace } : {}),
     });
     try {
-      await entry.ready;
+      await journal.settle(entry, result);
     } catch (err) {
       const error = toErrorInfo(err);
       return { outcome: 'FAIL', http: error.http ?? 503, error };
     }
-    await journal.finish(entry, result);
     this.afterRun(saga, input, context, runId, result);
     return result;
   }
