@@ -61,6 +61,25 @@ test('loopback only without roles: other addresses, foreign Host names and proxi
   }
 });
 
+test('trustProxy: a client-written X-Forwarded-For hop (127.0.0.1 before its real address) is not loopback', async () => {
+  const c = await consoleGateway(CONSOLE_CONFIG.replace('gateway:\n', 'gateway:\n  trustProxy: true\n'));
+  try {
+    const get = (xff: string) =>
+      c.gw.app.inject({
+        method: 'GET',
+        url: '/console/api/model',
+        headers: { host: 'localhost:8080', 'x-forwarded-for': xff },
+        remoteAddress: '127.0.0.1',
+      });
+    // A proxy on this machine appends the real client (203.0.113.5) after what the client sent.
+    assert.equal((await get('127.0.0.1, 203.0.113.5')).statusCode, 404, 'spoofed first hop');
+    assert.equal((await get('203.0.113.5')).statusCode, 404);
+    assert.equal((await get('127.0.0.1')).statusCode, 200, 'a local client through a local proxy');
+  } finally {
+    await c.close();
+  }
+});
+
 test('the page: strict CSP, no inline script or style, assets from the console itself', async () => {
   const c = await consoleGateway();
   try {

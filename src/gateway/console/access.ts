@@ -46,11 +46,17 @@ export function isLoopbackHost(host: string | undefined): boolean {
 
 const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip'];
 
-/** Whether a request may see the console without credentials (the loopback rule). */
+/**
+ * Whether a request may see the console without credentials (the loopback rule). Behind a
+ * trusted proxy every hop must be loopback, not only `request.ip`: with `trustProxy: true`
+ * fastify takes the leftmost X-Forwarded-For entry, which the client writes itself (a proxy
+ * appends the real address after it), so `X-Forwarded-For: 127.0.0.1` would pass as local.
+ */
 export function isLocalRequest(request: FastifyRequest, trustProxy: boolean): boolean {
-  const address = trustProxy ? request.ip : request.socket.remoteAddress;
-  if (!isLoopbackAddress(address) || !isLoopbackHost(request.headers.host)) return false;
-  return trustProxy || !FORWARDING_HEADERS.some((h) => request.headers[h] !== undefined);
+  if (!isLoopbackHost(request.headers.host)) return false;
+  if (trustProxy) return (request.ips ?? [request.ip]).every(isLoopbackAddress);
+  if (!isLoopbackAddress(request.socket.remoteAddress)) return false;
+  return !FORWARDING_HEADERS.some((h) => request.headers[h] !== undefined);
 }
 
 /** The console as an API entry, so that role checks are exactly those of the APIs. */
