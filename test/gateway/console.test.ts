@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { SignJWT } from 'jose';
 import { silentLogger } from '../../src/core/logger.js';
 import { MASK } from '../../src/core/trace.js';
 import { createGateway } from '../../src/gateway/server.js';
@@ -75,6 +76,38 @@ test('trustProxy: a client-written X-Forwarded-For hop (127.0.0.1 before its rea
     assert.equal((await get('127.0.0.1, 203.0.113.5')).statusCode, 404, 'spoofed first hop');
     assert.equal((await get('203.0.113.5')).statusCode, 404);
     assert.equal((await get('127.0.0.1')).statusCode, 200, 'a local client through a local proxy');
+  } finally {
+    await c.close();
+  }
+});
+
+test('with roles, an open feed is rechecked at each heartbeat: a token that expires ends it with UNAUTHORIZED', async () => {
+  const secret = 'console-feed-secret-of-at-least-32-bytes!';
+  const config = CONSOLE_CONFIG.replace(
+    'gateway:\n',
+    `gateway:\n  console: { roles: [ops] }\n  auth:\n    jwt: { secret: "${secret}", algorithms: [HS256], rolesClaim: roles, clockTolerance: 0 }\n`,
+  );
+  const c = await consoleGateway(config);
+  try {
+    const token = await new SignJWT({ roles: ['ops'] })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('op')
+      .setExpirationTime(Math.floor(Date.now() / 1000) + 2)
+      .sign(new TextEncoder().encode(secret));
+    const { port } = await c.gw.listen(0, '127.0.0.1');
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), 8000);
+    try {
+      const feed = await fetch(`http://127.0.0.1:${port}/console/api/feed`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: controller.signal,
+      });
+      assert.equal(feed.status, 200);
+      const body = await feed.text(); // ends only when the server ends the feed
+      assert.match(body, /event: error\ndata: \{[^\n]*"code":"UNAUTHORIZED"/);
+    } finally {
+      clearTimeout(timer);
+    }
   } finally {
     await c.close();
   }

@@ -93,3 +93,18 @@ export function consoleGuard(ctx: GatewayContext, settings: ConsoleSettings): on
     else finish(decision);
   };
 }
+
+/**
+ * Whether the caller of an open feed may still see it: with `roles`, its credential is decided
+ * again (a token that expired, or lost the role, ends the feed at its next heartbeat, as an
+ * API stream ends at its next poll); without, the loopback rule already held for the connection.
+ */
+export async function stillAllowed(
+  ctx: GatewayContext,
+  settings: ConsoleSettings,
+  request: FastifyRequest,
+): Promise<boolean> {
+  if (settings.roles.length === 0) return true;
+  const credential = extractCredential(request.headers, ctx.settings.auth.cookie, undefined);
+  return (await ctx.auth.decide(consoleApi(settings), credential)).ok;
+}

@@ -101,8 +101,12 @@ export class ConsoleFeed {
     this.unlisten = undefined;
   }
 
-  /** GET <console>/api/feed: the ring (after Last-Event-ID, if sent), then every run as it ends. */
-  open(request: FastifyRequest, reply: FastifyReply): void {
+  /**
+   * GET <console>/api/feed: the ring (after Last-Event-ID, if sent), then every run as it ends.
+   * `recheck` (with roles) runs at every heartbeat: false ends the feed with `event: error`
+   * UNAUTHORIZED, so an expired token does not keep watching every caller's runs.
+   */
+  open(request: FastifyRequest, reply: FastifyReply, recheck?: () => Promise<boolean>): void {
     const client = `console:${request.ip}`;
     const refused = this.ctx.streams.admit(client);
     if (refused) {
@@ -120,9 +124,21 @@ export class ConsoleFeed {
     });
     raw.socket?.setTimeout(0);
     const last = Number(request.headers['last-event-id']);
-    const heartbeat = setInterval(() => raw.write(formatComment('ping')), this.ctx.settings.stream.heartbeatMs);
-    heartbeat.unref();
     let stopped = false;
+    const beat = (ok: boolean): void => {
+      if (stopped) return;
+      if (ok) {
+        raw.write(formatComment('ping'));
+        return;
+      }
+      raw.write(formatEvent({ event: 'error', data: JSON.stringify(problemFor('UNAUTHORIZED', request.id)) }));
+      watcher.stop();
+    };
+    const heartbeat = setInterval(() => {
+      if (recheck) recheck().then(beat, () => beat(false));
+      else beat(true);
+    }, this.ctx.settings.stream.heartbeatMs);
+    heartbeat.unref();
     const watcher: Watcher = {
       reply,
       skipped: 0,
