@@ -76,6 +76,16 @@ test('trustProxy: a client-written X-Forwarded-For hop (127.0.0.1 before its rea
     assert.equal((await get('127.0.0.1, 203.0.113.5')).statusCode, 404, 'spoofed first hop');
     assert.equal((await get('203.0.113.5')).statusCode, 404);
     assert.equal((await get('127.0.0.1')).statusCode, 200, 'a local client through a local proxy');
+    const proxied = (headers: Record<string, string>) =>
+      c.gw.app.inject({
+        method: 'GET',
+        url: '/console/api/model',
+        headers: { host: 'localhost:8080', ...headers },
+        remoteAddress: '127.0.0.1',
+      });
+    assert.equal((await proxied({ 'x-real-ip': '203.0.113.5' })).statusCode, 404, 'a proxy sending X-Real-IP only');
+    assert.equal((await proxied({ forwarded: 'for=203.0.113.5' })).statusCode, 404, 'a proxy sending Forwarded only');
+    assert.equal((await proxied({ 'x-real-ip': '127.0.0.1' })).statusCode, 200);
   } finally {
     await c.close();
   }

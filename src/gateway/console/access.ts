@@ -54,7 +54,15 @@ const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip'];
  */
 export function isLocalRequest(request: FastifyRequest, trustProxy: boolean): boolean {
   if (!isLoopbackHost(request.headers.host)) return false;
-  if (trustProxy) return (request.ips ?? [request.ip]).every(isLoopbackAddress);
+  if (trustProxy) {
+    // A proxy that sends X-Real-IP or Forwarded (which the gateway does not read) may send no
+    // X-Forwarded-For at all: then the chain is the proxy alone. Those headers must not say
+    // another client either (a Forwarded header is not parsed here: it refuses).
+    const realIp = request.headers['x-real-ip'];
+    if (request.headers['forwarded'] !== undefined) return false;
+    if (realIp !== undefined && !(typeof realIp === 'string' && isLoopbackAddress(realIp.trim()))) return false;
+    return (request.ips ?? [request.ip]).every(isLoopbackAddress);
+  }
   if (!isLoopbackAddress(request.socket.remoteAddress)) return false;
   return !FORWARDING_HEADERS.some((h) => request.headers[h] !== undefined);
 }
