@@ -358,7 +358,10 @@ export const GatewaySchema = Type.Object(
       Type.String({ description: 'address to listen on; default 127.0.0.1 (this machine), 0.0.0.0 in containers' }),
     ),
     trustProxy: Type.Optional(
-      Type.Boolean({ description: 'take the client address from X-Forwarded-For; default false' }),
+      Type.Boolean({
+        description:
+          'behind one reverse proxy: the client address is the last X-Forwarded-For entry (the one the proxy appended); default false',
+      }),
     ),
     auth: Type.Optional(
       Type.Object(

@@ -61,6 +61,27 @@ test('snapshots: sensitive keys masked at any depth, cut at the byte budget with
   assert.equal(snapshotOf({ compass: 1, passenger: 2 }, 100), '{"compass":1,"passenger":2}');
 });
 
+test('snapshots: what lies past the byte budget is not serialised, and the kept part is exact', () => {
+  let read = 0;
+  const later = {
+    get deep() {
+      read++;
+      return 'x';
+    },
+  };
+  const payload = { list: Array.from({ length: 50 }, (_, i) => ({ n: i, text: 'abcdefghij'.repeat(10) })), later };
+  const text = snapshotOf(payload, 2048);
+  assert.equal(read, 0, 'the part past the budget was not visited');
+  assert.ok(Buffer.byteLength(text) <= 2048 && text.endsWith('…'));
+  assert.equal(
+    text.slice(0, -1),
+    JSON.stringify(payload).slice(0, text.length - 1),
+    'the kept prefix is the JSON as it is',
+  );
+  const arrays = snapshotOf({ a: [[1, 2], ['é'.repeat(40)], 3] }, 1000);
+  assert.deepEqual(JSON.parse(arrays), { a: [[1, 2], ['é'.repeat(40)], 3] }, 'within the budget: whole');
+});
+
 test('a listener that throws never reaches the traced run', () => {
   const bus = new TraceBus();
   let other = 0;

@@ -91,8 +91,19 @@ export function isSensitiveKey(key: string): boolean {
 /** JSON of `payload` with sensitive keys masked, cut to at most `maxBytes` bytes (then ending in `…`). */
 export function snapshotOf(payload: unknown, maxBytes: number): string {
   let text: string;
+  // A lower bound of the characters written so far. Once it passes maxBytes, whatever follows
+  // would be cut anyway and is not serialised: a traced step costs about the snapshot's budget,
+  // not the payload's size (a client's 1 MB body, stringified after every step of every traced
+  // run, would otherwise cost the gateway its CPU while a console watches).
+  let written = 0;
   try {
-    text = JSON.stringify(payload, (key, value: unknown) => (key !== '' && isSensitiveKey(key) ? MASK : value)) ?? '';
+    text =
+      JSON.stringify(payload, function (this: unknown, key, value: unknown) {
+        if (written > maxBytes) return undefined;
+        const out = key !== '' && isSensitiveKey(key) ? MASK : value;
+        written += (Array.isArray(this) ? 0 : key.length) + (typeof out === 'string' ? out.length : 1);
+        return out;
+      }) ?? '';
   } catch {
     return '"(not serialisable)"';
   }

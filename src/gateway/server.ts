@@ -106,7 +106,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     // Fastify's own request lines include the URL with its query (access_token): we log our own.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: settings.limits.bodyLimit,
-    trustProxy: settings.trustProxy,
+    // One trusted proxy: the client is the address that proxy saw (the last X-Forwarded-For
+    // entry). `true` would take the first entry, which the client writes itself (a proxy appends
+    // after it), letting any client pick its address: rate counts, stream slots, anonymous scope.
+    trustProxy: settings.trustProxy ? (_address: string, hop: number) => hop < 1 : false,
     requestIdHeader: false,
     genReqId: requestIdFor,
     routerOptions: { querystringParser: parseQuery, maxParamLength: 2048 },

@@ -454,6 +454,43 @@ describe('load-time checks of compensation settings', () => {
     ]);
   });
 
+  test('timeouts and retry delays longer than a Node.js timer keeps (24.8 days) are refused, not run at once', () => {
+    const long = '600h';
+    const errors = checkSaga({
+      id: 's',
+      path: '/s',
+      timeout: long,
+      steps: [
+        { id: 'start', type: 'start', links: [{ to: 'e' }] },
+        {
+          ...step('e', 'ok'),
+          eventMeta: { handler: 'inv', action: 'Do', version: 0, timeout: long },
+          retry: { attempts: 3, backoff: long, maxBackoff: long },
+          compensate: { ...undo('U'), retry: { attempts: 2, maxBackoff: '1000h' } },
+        } as RawStep,
+        { id: 'ok', type: 'success' },
+      ],
+    } as never)
+      .filter((i) => i.severity === 'error')
+      .map((i) => i.at.join('.'));
+    assert.deepEqual(errors.sort(), [
+      'steps.1.compensate.retry.maxBackoff',
+      'steps.1.eventMeta.timeout',
+      'steps.1.retry.backoff',
+      'steps.1.retry.maxBackoff',
+      'timeout',
+    ]);
+    assert.deepEqual(
+      check([
+        { id: 'start', type: 'start', links: [{ to: 'e' }] },
+        { ...step('e', 'ok'), retry: { attempts: 2, maxBackoff: '596h' } } as RawStep,
+        { id: 'ok', type: 'success' },
+      ]),
+      [],
+      '596 h still fits',
+    );
+  });
+
   test("the undo's paths are checked like the step's own", () => {
     const errors = check([
       { id: 'start', type: 'start', links: [{ to: 'e' }] },

@@ -164,6 +164,7 @@ export function checkSaga(saga: RawSaga): SagaIssue[] {
   });
   const starts = saga.steps.flatMap((s, i) => (s.type === 'start' ? [i] : []));
   if (starts.length === 0) err(['steps'], 'no start step');
+  checkTimer(saga.timeout, ['timeout'], err);
   for (const i of starts.slice(1)) err(['steps', i, 'type'], 'more than one start step');
 
   saga.steps.forEach((step, i) => {
@@ -249,7 +250,20 @@ function checkUndoSettings(step: RawStep, i: number, err: (at: (string | number)
     if (!retry) continue;
     const { backoffMs, maxBackoffMs } = planRetry(retry);
     if (maxBackoffMs < backoffMs) err([...at, 'maxBackoff'], 'maxBackoff is shorter than backoff');
+    for (const key of ['backoff', 'maxBackoff'] as const) checkTimer(retry[key], [...at, key], err);
   }
+}
+
+/** The longest delay a Node.js timer keeps (2^31 - 1 ms, about 24.8 days). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * A duration the engine waits with a timer (saga and step timeouts, retry delays): Node.js runs
+ * a timer longer than MAX_TIMER_MS after 1 ms instead, so such a saga would time out at once,
+ * its unwind would be cut at once and its retries would not wait.
+ */
+function checkTimer(value: unknown, at: (string | number)[], err: (at: (string | number)[], m: string) => void): void {
+  if ((parseDuration(value) ?? 0) > MAX_TIMER_MS) err(at, 'longer than 24 days (the longest timer Node.js keeps)');
 }
 
 function checkStepSettings(step: RawStep, i: number, err: (at: (string | number)[], m: string) => void): void {
@@ -264,6 +278,7 @@ function checkStepSettings(step: RawStep, i: number, err: (at: (string | number)
     }
   };
   for (const { meta: m, at } of eventMetasOf(step)) {
+    checkTimer(m.timeout, ['steps', i, ...at, 'timeout'], err);
     const injectable = m.inject === true;
     for (const key of ['inputElement', 'outputElement'] as const) {
       const value = m[key];

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { SignJWT } from 'jose';
 import { silentLogger } from '../../src/core/logger.js';
 import { MASK } from '../../src/core/trace.js';
 import { createGateway } from '../../src/gateway/server.js';
@@ -56,6 +57,67 @@ test('loopback only without roles: other addresses, foreign Host names and proxi
     assert.equal((await get('/console', { host: '127.0.0.5:1' }, '127.0.0.5')).statusCode, 200, '127/8 is loopback');
     assert.equal((await get('/console', { host: '[::1]:8080' }, '::1')).statusCode, 200);
     assert.equal((await get('/console', {}, '::ffff:127.0.0.1')).statusCode, 200);
+  } finally {
+    await c.close();
+  }
+});
+
+test('trustProxy: a client-written X-Forwarded-For hop (127.0.0.1 before its real address) is not loopback', async () => {
+  const c = await consoleGateway(CONSOLE_CONFIG.replace('gateway:\n', 'gateway:\n  trustProxy: true\n'));
+  try {
+    const get = (xff: string) =>
+      c.gw.app.inject({
+        method: 'GET',
+        url: '/console/api/model',
+        headers: { host: 'localhost:8080', 'x-forwarded-for': xff },
+        remoteAddress: '127.0.0.1',
+      });
+    // A proxy on this machine appends the real client (203.0.113.5) after what the client sent.
+    assert.equal((await get('127.0.0.1, 203.0.113.5')).statusCode, 404, 'spoofed first hop');
+    assert.equal((await get('203.0.113.5')).statusCode, 404);
+    assert.equal((await get('127.0.0.1')).statusCode, 200, 'a local client through a local proxy');
+    const proxied = (headers: Record<string, string>) =>
+      c.gw.app.inject({
+        method: 'GET',
+        url: '/console/api/model',
+        headers: { host: 'localhost:8080', ...headers },
+        remoteAddress: '127.0.0.1',
+      });
+    assert.equal((await proxied({ 'x-real-ip': '203.0.113.5' })).statusCode, 404, 'a proxy sending X-Real-IP only');
+    assert.equal((await proxied({ forwarded: 'for=203.0.113.5' })).statusCode, 404, 'a proxy sending Forwarded only');
+    assert.equal((await proxied({ 'x-real-ip': '127.0.0.1' })).statusCode, 200);
+  } finally {
+    await c.close();
+  }
+});
+
+test('with roles, an open feed is rechecked at each heartbeat: a token that expires ends it with UNAUTHORIZED', async () => {
+  const secret = 'console-feed-secret-of-at-least-32-bytes!';
+  const config = CONSOLE_CONFIG.replace(
+    'gateway:\n',
+    `gateway:\n  console: { roles: [ops] }\n  auth:\n    jwt: { secret: "${secret}", algorithms: [HS256], rolesClaim: roles, clockTolerance: 0 }\n`,
+  );
+  const c = await consoleGateway(config);
+  try {
+    const token = await new SignJWT({ roles: ['ops'] })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('op')
+      .setExpirationTime(Math.floor(Date.now() / 1000) + 2)
+      .sign(new TextEncoder().encode(secret));
+    const { port } = await c.gw.listen(0, '127.0.0.1');
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), 8000);
+    try {
+      const feed = await fetch(`http://127.0.0.1:${port}/console/api/feed`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: controller.signal,
+      });
+      assert.equal(feed.status, 200);
+      const body = await feed.text(); // ends only when the server ends the feed
+      assert.match(body, /event: error\ndata: \{[^\n]*"code":"UNAUTHORIZED"/);
+    } finally {
+      clearTimeout(timer);
+    }
   } finally {
     await c.close();
   }

@@ -191,3 +191,23 @@ test('configuration: on by default (200 per 10 s), `rate: false` turns it off, p
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('trustProxy: the client is the address the proxy appended, not an X-Forwarded-For entry the client wrote', async () => {
+  const svc = new ScriptedService(() => ok({}));
+  const { base, close } = await startGateway(svc, {
+    apis,
+    trustProxy: true,
+    limits: { rate: { max: 1, windowMs: 60_000 } },
+  });
+  try {
+    // One client (203.0.113.5, appended by the proxy) writes a new first entry on every request.
+    const from = (spoof: string) =>
+      fetch(base + '/api/request/a', { headers: { 'x-forwarded-for': `${spoof}, 203.0.113.5` } });
+    assert.equal((await from('10.0.0.1')).status, 200);
+    assert.equal((await from('10.0.0.2')).status, 429, 'the same client, whatever it writes first');
+    const other = await fetch(base + '/api/request/a', { headers: { 'x-forwarded-for': '198.51.100.7' } });
+    assert.equal(other.status, 200, 'another client behind the proxy has its own count');
+  } finally {
+    await close();
+  }
+});

@@ -46,11 +46,25 @@ export function isLoopbackHost(host: string | undefined): boolean {
 
 const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip'];
 
-/** Whether a request may see the console without credentials (the loopback rule). */
+/**
+ * Whether a request may see the console without credentials (the loopback rule). Behind a
+ * trusted proxy every hop must be loopback, not only `request.ip`: with `trustProxy: true`
+ * fastify takes the leftmost X-Forwarded-For entry, which the client writes itself (a proxy
+ * appends the real address after it), so `X-Forwarded-For: 127.0.0.1` would pass as local.
+ */
 export function isLocalRequest(request: FastifyRequest, trustProxy: boolean): boolean {
-  const address = trustProxy ? request.ip : request.socket.remoteAddress;
-  if (!isLoopbackAddress(address) || !isLoopbackHost(request.headers.host)) return false;
-  return trustProxy || !FORWARDING_HEADERS.some((h) => request.headers[h] !== undefined);
+  if (!isLoopbackHost(request.headers.host)) return false;
+  if (trustProxy) {
+    // A proxy that sends X-Real-IP or Forwarded (which the gateway does not read) may send no
+    // X-Forwarded-For at all: then the chain is the proxy alone. Those headers must not say
+    // another client either (a Forwarded header is not parsed here: it refuses).
+    const realIp = request.headers['x-real-ip'];
+    if (request.headers['forwarded'] !== undefined) return false;
+    if (realIp !== undefined && !(typeof realIp === 'string' && isLoopbackAddress(realIp.trim()))) return false;
+    return (request.ips ?? [request.ip]).every(isLoopbackAddress);
+  }
+  if (!isLoopbackAddress(request.socket.remoteAddress)) return false;
+  return !FORWARDING_HEADERS.some((h) => request.headers[h] !== undefined);
 }
 
 /** The console as an API entry, so that role checks are exactly those of the APIs. */
@@ -86,4 +100,19 @@ export function consoleGuard(ctx: GatewayContext, settings: ConsoleSettings): on
     if (decision instanceof Promise) decision.then(finish, done);
     else finish(decision);
   };
+}
+
+/**
+ * Whether the caller of an open feed may still see it: with `roles`, its credential is decided
+ * again (a token that expired, or lost the role, ends the feed at its next heartbeat, as an
+ * API stream ends at its next poll); without, the loopback rule already held for the connection.
+ */
+export async function stillAllowed(
+  ctx: GatewayContext,
+  settings: ConsoleSettings,
+  request: FastifyRequest,
+): Promise<boolean> {
+  if (settings.roles.length === 0) return true;
+  const credential = extractCredential(request.headers, ctx.settings.auth.cookie, undefined);
+  return (await ctx.auth.decide(consoleApi(settings), credential)).ok;
 }

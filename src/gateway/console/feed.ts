@@ -103,8 +103,12 @@ export class ConsoleFeed {
     this.unlisten = undefined;
   }
 
-  /** GET <console>/api/feed: the ring (after Last-Event-ID, if sent), then every run as it ends. */
-  open(request: FastifyRequest, reply: FastifyReply): void {
+  /**
+   * GET <console>/api/feed: the ring (after Last-Event-ID, if sent), then every run as it ends.
+   * `recheck` (with roles) runs at every heartbeat: false ends the feed with `event: error`
+   * UNAUTHORIZED, so an expired token does not keep watching every caller's runs.
+   */
+  open(request: FastifyRequest, reply: FastifyReply, recheck?: () => Promise<boolean>): void {
     const client = `console:${request.ip}`;
     const refused = this.ctx.streams.admit(client);
     if (refused) {
@@ -123,9 +127,21 @@ export class ConsoleFeed {
     raw.socket?.setTimeout(0);
     const [epoch, seq] = String(request.headers['last-event-id'] ?? '').split('.');
     const last = epoch === this.epoch ? Number(seq) : Number.NaN;
-    const heartbeat = setInterval(() => raw.write(formatComment('ping')), this.ctx.settings.stream.heartbeatMs);
-    heartbeat.unref();
     let stopped = false;
+    const beat = (ok: boolean): void => {
+      if (stopped) return;
+      if (ok) {
+        raw.write(formatComment('ping'));
+        return;
+      }
+      raw.write(formatEvent({ event: 'error', data: JSON.stringify(problemFor('UNAUTHORIZED', request.id)) }));
+      watcher.stop();
+    };
+    const heartbeat = setInterval(() => {
+      if (recheck) recheck().then(beat, () => beat(false));
+      else beat(true);
+    }, this.ctx.settings.stream.heartbeatMs);
+    heartbeat.unref();
     const watcher: Watcher = {
       reply,
       skipped: 0,

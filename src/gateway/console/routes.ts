@@ -6,7 +6,7 @@ import type { TraceSource } from '../../core/trace.js';
 import type { GatewayContext } from '../context.js';
 import { problemFor, sendProblem } from '../http/problem.js';
 import type { StatusSource } from '../http/status-route.js';
-import { consoleGuard } from './access.js';
+import { consoleGuard, stillAllowed } from './access.js';
 import { ConsoleFeed } from './feed.js';
 import { buildModel } from './model.js';
 
@@ -84,7 +84,8 @@ export function registerConsole(app: FastifyInstance, ctx: GatewayContext, optio
   route(`${base}/api/model`, (_req, reply) =>
     reply.header('cache-control', 'no-store').type('application/json').send(model),
   );
-  route(`${base}/api/feed`, (req, reply) => feed.open(req, reply));
+  const recheck = options.console.roles.length > 0 ? stillAllowed.bind(null, ctx, options.console) : undefined;
+  route(`${base}/api/feed`, (req, reply) => feed.open(req, reply, recheck && (() => recheck(req))));
   route(`${base}/api/journal`, async (req, reply) => {
     const status = options.status;
     if (!status?.recent) return reply.header('cache-control', 'no-store').send({ runs: [] });

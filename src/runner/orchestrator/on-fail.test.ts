@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import type { Logger } from '../../core/logger.js';
 import { startTestHost, type TestHost } from '../../testing/index.js';
+import { MAX_ON_FAIL_RUNS } from './runner.js';
 
 /**
  * A saga's `onFail` (issue 12): after a FAIL and its compensations, the named saga runs with
@@ -85,6 +86,25 @@ describe('onFail', () => {
                 ],
               },
               {
+                id: 'many',
+                path: '/many',
+                onFail: { saga: 'slow-notify' },
+                steps: [
+                  { id: 'start', type: 'start', links: [{ to: 'boom' }] },
+                  ev('boom', 'Boom', 'ok'),
+                  { id: 'ok', type: 'success' },
+                ],
+              },
+              {
+                id: 'slow-notify',
+                path: '/slow-notify',
+                steps: [
+                  { id: 'start', type: 'start', links: [{ to: 'rec' }] },
+                  ev('rec', 'Record', 'ok', { parameters: { ms: 1500 } }),
+                  { id: 'ok', type: 'success' },
+                ],
+              },
+              {
                 id: 'fragile',
                 path: '/fragile',
                 onFail: { saga: 'broken' },
@@ -145,5 +165,27 @@ describe('onFail', () => {
     assert.equal(failed?.['runId'], result.runId);
     await new Promise((r) => setTimeout(r, 250));
     assert.equal(seen().length, before, "broken's own onFail (notify) did not run");
+  });
+
+  test('onFail runs in flight are bounded per runner: past the bound the saga is not started, and that is logged', async () => {
+    const runner = h.host.runners.get('r')!;
+    runner.maxOnFailRuns = 2;
+    try {
+      const before = seen().length;
+      // slow-notify takes 1.5 s: four fast failures find two onFail runs still in flight
+      for (let i = 0; i < 4; i++) await h.run('/many', { input: { n: i } });
+      const refused = lines.filter((l) => l['msg'] === 'onFail saga not started: too many running');
+      assert.equal(refused.length, 2);
+      for (let i = 0; i < 300 && seen().length < before + 2; i++) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 200));
+      assert.deepEqual(
+        seen()
+          .slice(before)
+          .map((s) => (s.input['parameters'] as { n: number }).n),
+        [0, 1],
+      );
+    } finally {
+      runner.maxOnFailRuns = MAX_ON_FAIL_RUNS;
+    }
   });
 });

@@ -42,6 +42,9 @@ export interface RunnerDeps {
   traces?: TraceBus;
 }
 
+/** onFail runs one runner keeps in flight at most (Runner.maxOnFailRuns). */
+export const MAX_ON_FAIL_RUNS = 1000;
+
 /**
  * A runner: it orchestrates the sagas it lists (gateway requests land here) and executes the
  * events that reach it (`local` events of its own sagas, and events on the streams it consumes).
@@ -60,6 +63,12 @@ export class Runner {
   private readonly inFlight = new InFlightRuns();
   /** onFail runs in flight (detached from their callers; awaited on shutdown) */
   private readonly detached = new Set<Promise<void>>();
+  /**
+   * onFail runs in flight at most. They are detached, so no gateway limit counts them: a client
+   * that makes runs fail fast (bad input reaching a fail step) would otherwise pile up one slow
+   * onFail run per request. Past it, the onFail saga is not started and that is logged.
+   */
+  maxOnFailRuns = MAX_ON_FAIL_RUNS;
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -284,6 +293,10 @@ export class Runner {
     const log = { saga: saga.id, runId, onFail: saga.onFail };
     if (!target) {
       this.deps.log.error(log, 'onFail saga not found');
+      return;
+    }
+    if (this.detached.size >= this.maxOnFailRuns) {
+      this.deps.log.warn({ ...log, running: this.detached.size }, 'onFail saga not started: too many running');
       return;
     }
     const error = result.error ?? { code: 'SAGA_FAILED', message: 'the saga failed' };

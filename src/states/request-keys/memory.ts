@@ -3,8 +3,8 @@ import type { Claim, RequestKeyStore, StoredResponse } from './store.js';
 
 /**
  * The in-process request key store (the default). Bounded: at most `maxKeys` rows and
- * `maxBytes` of stored bodies; past either, the rows that expire first are dropped first, even
- * when still live (a replay of a dropped key then runs the request again: use a SQL state when
+ * `maxBytes` of stored bodies; past either, the stored responses that expire first are dropped
+ * first, even when still live, and running claims only when no stored response is left (a replay of a dropped key then runs the request again: use a SQL state when
  * that matters, see docs/gateway.md). Rows are kept in the order they were claimed or
  * completed, which is nearly their expiry order, so expired ones are removed from the front in
  * constant time per row.
@@ -97,9 +97,22 @@ export class MemoryKeyStore implements RequestKeyStore {
     }
   }
 
+  /**
+   * Back within the bounds: stored responses go first, and a claim whose request is still
+   * running only when no stored response is left to drop. Dropping a running claim lets the
+   * same request run twice at once (a client's retry while the first still charges a card),
+   * and one client with many keys must not be able to do that to another's request. Running
+   * claims are bounded by the requests in flight (each lasts at most the timeout plus grace).
+   */
   private bound(): void {
+    const over = () => this.rows.size > this.maxKeys || this.bytes > this.maxBytes;
+    if (!over()) return;
     for (const [id, row] of this.rows) {
-      if (this.rows.size <= this.maxKeys && this.bytes <= this.maxBytes) return;
+      if (!over()) return;
+      if (row.response !== undefined) this.remove(id, row);
+    }
+    for (const [id, row] of this.rows) {
+      if (!over()) return;
       this.remove(id, row);
     }
   }

@@ -42,3 +42,17 @@ test('memory request keys: expired rows are removed, not only ignored', async ()
   await s.claim('later', 'fp', 100, 200);
   assert.equal(s.size, 1);
 });
+
+test('memory request keys: over the bound, stored responses go before a claim whose request is still running', async () => {
+  const s = new MemoryKeyStore({ maxKeys: 3 });
+  const stored = { status: 200, headers: {}, body: Buffer.alloc(1), omitted: false };
+  // A victim's request is running under key v; another client then fills the store with its keys.
+  assert.equal((await s.claim('v', 'fp', 0, 1000)).kind, 'claimed');
+  for (const id of ['x1', 'x2', 'x3', 'x4']) {
+    const c = await s.claim(id, 'fp', 1, 1001);
+    await s.complete(id, c.kind === 'claimed' ? c.owner : '', stored, 5000);
+  }
+  assert.equal(s.size, 3);
+  assert.deepEqual(await s.claim('v', 'fp', 2, 1002), { kind: 'running' }, 'the running claim is kept: no second run');
+  assert.equal((await s.claim('x1', 'fp', 2, 1002)).kind, 'claimed', 'the oldest stored response went instead');
+});

@@ -10,6 +10,9 @@ import type { NatsSystem } from '../nats.js';
  * times are sent: never an input, a payload or a principal.
  */
 
+/** The prefix of nats.js inboxes (createInbox), where `sagaway admin runs` waits for answers. */
+const INBOX = '_INBOX.';
+
 /** Runs listed per runner per process at most (the answer stays far below NATS' max payload). */
 export const MAX_LISTED_RUNS = 500;
 
@@ -37,7 +40,9 @@ export function answerRunQueries(
     if (sub || !system.nc) return;
     sub = system.nc.subscribe(system.names.adminRuns, {
       callback: (err, msg) => {
-        if (err || !msg.reply) return;
+        // Only an inbox: a publisher on this subject must not make the runner publish where it
+        // chooses, with the runner's permissions (`$JS.API.STREAM.DELETE.<stream>` as reply).
+        if (err || !msg.reply?.startsWith(INBOX)) return;
         const answer: RunsAnswer = {
           v: 1,
           instance,
