@@ -94,6 +94,43 @@ export function encodeOutcome(value: OutcomeValue, maxBytes: number): Uint8Array
   return Buffer.from(JSON.stringify(cut), 'utf8');
 }
 
+/**
+ * A run's two values as text, built by joining pieces (issue 13's profile: the copy of the base
+ * and its second JSON.stringify at the end were a tenth of a runner's sagaway CPU per request).
+ * `head` is the JSON of the fields that never change, without its closing brace: made once when
+ * the run begins, reused by its end. The values decode exactly like encodeOutcome's.
+ */
+export function outcomeHead(fixed: OutcomeFixed): string {
+  return JSON.stringify(fixed).slice(0, -1);
+}
+
+/** The fields of a run's value that never change. */
+export type OutcomeFixed = Pick<
+  OutcomeValue,
+  'v' | 'requestId' | 'correlationId' | 'runner' | 'deployment' | 'owner' | 'startedAt'
+>;
+
+/** The RUNNING value of a run whose head is `head`. */
+export function encodeRunning(head: string, now: number): Uint8Array {
+  return Buffer.from(`${head},"status":"RUNNING","updatedAt":${now}}`, 'utf8');
+}
+
+/** The DONE value; a value over `maxBytes` is cut down by encodeOutcome (`full` makes the object it needs). */
+export function encodeDone(
+  head: string,
+  result: SagaResult,
+  now: number,
+  maxBytes: number,
+  full: () => OutcomeValue,
+): Uint8Array {
+  let json = `${head},"status":"DONE","updatedAt":${now},"outcome":${JSON.stringify(result.outcome)},"http":${JSON.stringify(result.http)}`;
+  const response = result.response === undefined ? undefined : JSON.stringify(result.response);
+  if (response !== undefined) json += `,"response":${response}`;
+  if (result.error) json += `,"error":${JSON.stringify(result.error)}`;
+  const bytes = Buffer.from(`${json}}`, 'utf8');
+  return bytes.length <= maxBytes ? bytes : encodeOutcome(full(), maxBytes);
+}
+
 /** A value read back, or undefined when it is not one of ours. */
 export function decodeOutcome(data: Uint8Array): OutcomeValue | undefined {
   try {
