@@ -26,15 +26,6 @@ interface BatchRow {
 
 /** The statement for table `t` (quoted); `$1` is the jsonb array of writes. */
 export function batchSql(t: string): string {
-  let sql = texts.get(t);
-  if (sql === undefined) texts.set(t, (sql = batchText(t)));
-  return sql;
-}
-
-/** The statement per table, made once: a prepared statement's text must be the same every time. */
-const texts = new Map<string, string>();
-
-function batchText(t: string): string {
   return (
     `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i int, o text, id text, d jsonb, ev int, w boolean)),` +
     ` c AS (INSERT INTO ${t} (id, version, data) SELECT id, 1, d FROM x WHERE o = 'create'` +

@@ -1,4 +1,3 @@
-import { hash as digest } from 'node:crypto';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { SagawayError } from '../core/errors.js';
 import { isUnavailable, toStateError } from './postgres-errors.js';
@@ -93,8 +92,6 @@ export class PostgresState extends WriteMethods implements State {
   private ready = false;
   private readonly compiled = new Map<string, CompiledQuery>();
   private writesSincePrune = 0;
-  /** the prepared name of this table's batch statement (writeBatch) */
-  private batchName: string | undefined;
   private readonly idemLimits: IdempotencyLimits;
   private readonly maxPageBytes: number;
 
@@ -287,10 +284,7 @@ export class PostgresState extends WriteMethods implements State {
 
   /** Group commit: the whole batch in one statement, one transaction (postgres-batch.ts). */
   writeBatch(writes: readonly BatchWrite[]): Promise<BatchOutcome[]> {
-    // A named (prepared) statement: PostgreSQL parses and plans the batch's five-part statement
-    // once per connection instead of once per batch (its CPU shares the machine with the runners).
-    const name = (this.batchName ??= `sagaway_batch_${digest('sha256', this.t, 'hex').slice(0, 20)}`);
-    return postgresBatch(this.t, writes, (sql, params) => this.run(sql, params, name));
+    return postgresBatch(this.t, writes, (sql, params) => this.run(sql, params));
   }
 
   async ping(): Promise<void> {
@@ -457,13 +451,10 @@ export class PostgresState extends WriteMethods implements State {
   }
 
   /** One statement on any pooled connection; connection failures become STATE_UNAVAILABLE. */
-  /** One statement; `name`: prepared once per connection (the same name must always carry the same text). */
-  private async run<R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[], name?: string) {
+  private async run<R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[]) {
     const pool = this.openPool();
     try {
-      return await (name === undefined
-        ? pool.query<R>(sql, params)
-        : pool.query<R>({ name, text: sql, values: params }));
+      return await pool.query<R>(sql, params);
     } catch (err) {
       throw this.wrap(err);
     }
