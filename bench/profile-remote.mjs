@@ -3,13 +3,14 @@
 // `node --cpu-prof`, driven with GET /api/request/items/42, then each profile read by
 // bench/lib/cpuprofile.mjs: µs of CPU per request per process, by area, and the top functions.
 //   npm run build && node bench/profile-remote.mjs [--form direct|edge|journal] [--seconds 8]
-//                                                  [--connections 50] [--top 15] [--pin]
+//                                                  [--connections 50] [--top 15] [--pin] [--keep DIR]
 // direct: `sagaway gateway` -> core NATS -> `sagaway runner` (bench/remote/direct.yaml)
 // edge:   `sagaway start` (gateway + orchestrator) -> JetStream -> `sagaway runner` (edge/store.yaml)
 // journal: edge with the orchestrator's journal in PostgreSQL (edge-journal.yaml; the table is left behind)
+// --keep DIR: copy each process's .cpuprofile there (for line ticks or Chrome DevTools).
 // --pin: the two servers on CPU 0, autocannon on CPU 1 (the machine has 2 cores).
 /* global fetch */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -26,6 +27,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '50' },
     top: { type: 'string', default: '15' },
     pin: { type: 'boolean', default: false },
+    keep: { type: 'string' },
   },
 });
 if (values.pin) configureRuntime({ serverCpu: 0, loadCpu: 1 });
@@ -114,6 +116,11 @@ for (const [[name], dir] of [
   out.push('  sagaway inclusive:');
   for (const f of a.total.filter((f) => f.area?.startsWith('sagaway')).slice(0, top))
     out.push(`    ${perReq(f.us).padStart(6)} µs  ${f.name}  ${f.where}`);
+  if (values.keep) {
+    mkdirSync(values.keep, { recursive: true });
+    copyFileSync(join(dir, file), join(values.keep, `${name.split(' ')[0]}.cpuprofile`));
+    out.push(`  kept: ${join(values.keep, `${name.split(' ')[0]}.cpuprofile`)}`);
+  }
   rmSync(dir, { recursive: true, force: true });
 }
 console.log(`${values.form}, ${requests} requests in ${seconds} s at ${connections} connections\n${out.join('\n')}`);

@@ -97,11 +97,39 @@ export function effectiveSettingsFor(
   binding: StreamBindingSettings | undefined,
   actions: Readonly<Record<string, StructuralActionSettings>>,
 ): EffectiveSettings {
-  if (!Object.isFrozen(meta)) return resolveEffectiveSettings(meta, binding, actions);
+  if (!Object.isFrozen(meta)) return byText(meta, binding, actions);
   let byBinding = cache.get(meta);
   if (!byBinding) cache.set(meta, (byBinding = new Map()));
   let settings = byBinding.get(binding);
   if (!settings) byBinding.set(binding, (settings = deepFreeze(resolveEffectiveSettings(meta, binding, actions))));
+  return settings;
+}
+
+/**
+ * A meta that crossed NATS is a fresh object per event, so it is cached by its JSON text (per
+ * binding and actions, which are frozen at load): merging the layers again for every remote
+ * event was the executing runner's largest sagaway cost in issue 13's profile. Bounded: the
+ * texts come from the orchestrators' saga steps, a few per stream; past MAX_TEXTS the cache
+ * starts over rather than grow with whatever arrives.
+ */
+const textCache = new WeakMap<object, Map<StreamBindingSettings | undefined, Map<string, EffectiveSettings>>>();
+const MAX_TEXTS = 256;
+
+function byText(
+  meta: RawEventMeta,
+  binding: StreamBindingSettings | undefined,
+  actions: Readonly<Record<string, StructuralActionSettings>>,
+): EffectiveSettings {
+  let byBinding = textCache.get(actions);
+  if (!byBinding) textCache.set(actions, (byBinding = new Map()));
+  let texts = byBinding.get(binding);
+  if (!texts) byBinding.set(binding, (texts = new Map()));
+  const key = JSON.stringify(meta);
+  let settings = texts.get(key);
+  if (!settings) {
+    if (texts.size >= MAX_TEXTS) texts.clear();
+    texts.set(key, (settings = deepFreeze(resolveEffectiveSettings(meta, binding, actions))));
+  }
   return settings;
 }
 

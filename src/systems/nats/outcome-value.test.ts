@@ -6,8 +6,11 @@ import {
   correlationKey,
   decodeIndex,
   decodeOutcome,
+  encodeDone,
   encodeIndex,
   encodeOutcome,
+  encodeRunning,
+  outcomeHead,
   outcomeKey,
   statusOfOutcome,
   type OutcomeValue,
@@ -76,4 +79,35 @@ test('the status view: ISO times, LOST only for a RUNNING value whose owner is g
   assert.equal(statusOfOutcome({ ...base, status: 'RUNNING' }, true).status, 'LOST');
   assert.equal(statusOfOutcome({ ...base, status: 'RUNNING' }, false).status, 'RUNNING');
   assert.equal('owner' in s || 'runner' in s, false);
+});
+
+test('the joined RUNNING and DONE values decode like encodeOutcome; a large one is cut down the same way', () => {
+  const fixed = {
+    v: 1 as const,
+    requestId: 'r1',
+    correlationId: 'c"1',
+    runner: 'api',
+    deployment: '1',
+    owner: 'i1',
+    startedAt: 1000,
+  };
+  const head = outcomeHead(fixed);
+  assert.deepEqual(decode(encodeRunning(head, 1500)), { ...fixed, status: 'RUNNING', updatedAt: 1500 });
+  const noCorrelation = outcomeHead({ ...fixed, correlationId: undefined });
+  assert.equal('correlationId' in decode(encodeRunning(noCorrelation, 1500)), false);
+  const error = { code: 'X', message: 'm\n"q"', http: 409 };
+  const results = [
+    { outcome: 'SUCCESS' as const, http: 200, response: { a: [1, 'b'] } },
+    { outcome: 'SUCCESS' as const, http: 204 },
+    { outcome: 'FAIL' as const, http: 409, error },
+  ];
+  for (const result of results) {
+    const full = (): OutcomeValue => ({ ...fixed, status: 'DONE', updatedAt: 2000, ...result });
+    assert.deepEqual(decode(encodeDone(head, result, 2000, 1024, full)), full());
+  }
+  const big = { outcome: 'SUCCESS' as const, http: 200, response: { big: 'x'.repeat(5000) } };
+  const full = (): OutcomeValue => ({ ...fixed, status: 'DONE', updatedAt: 2000, ...big });
+  const bytes = encodeDone(head, big, 2000, 1024, full);
+  assert.deepEqual(bytes, encodeOutcome(full(), 1024));
+  assert.equal(decode(bytes).response, undefined);
 });

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import type { ErrorInfo } from '../../core/errors.js';
 import { isObject } from '../../core/path.js';
 import type { SagaResult } from '../../core/types.js';
@@ -54,7 +54,8 @@ export function bucketName(names: Names, runner: string): string {
   return `${names.prefix}_status_${token(runner)}`;
 }
 
-const hash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 40);
+// crypto.hash (Node >= 20.12; engines ask >= 20.18.1) makes no Hash object: half the key's cost.
+const hash = (text: string) => digest('sha256', text, 'hex').slice(0, 40);
 
 /** Key of a run's value, bound to the caller's scope. */
 export function outcomeKey(scope: string, requestId: string): string {
@@ -92,6 +93,43 @@ export function encodeOutcome(value: OutcomeValue, maxBytes: number): Uint8Array
     ...(isObject(e) && typeof e['compensation'] === 'string' ? { compensation: e['compensation'] } : {}),
   } as ErrorInfo;
   return Buffer.from(JSON.stringify(cut), 'utf8');
+}
+
+/**
+ * A run's two values as text, built by joining pieces (issue 13's profile: the copy of the base
+ * and its second JSON.stringify at the end were a tenth of a runner's sagaway CPU per request).
+ * `head` is the JSON of the fields that never change, without its closing brace: made once when
+ * the run begins, reused by its end. The values decode exactly like encodeOutcome's.
+ */
+export function outcomeHead(fixed: OutcomeFixed): string {
+  return JSON.stringify(fixed).slice(0, -1);
+}
+
+/** The fields of a run's value that never change. */
+export type OutcomeFixed = Pick<
+  OutcomeValue,
+  'v' | 'requestId' | 'correlationId' | 'runner' | 'deployment' | 'owner' | 'startedAt'
+>;
+
+/** The RUNNING value of a run whose head is `head`. */
+export function encodeRunning(head: string, now: number): Uint8Array {
+  return Buffer.from(`${head},"status":"RUNNING","updatedAt":${now}}`, 'utf8');
+}
+
+/** The DONE value; a value over `maxBytes` is cut down by encodeOutcome (`full` makes the object it needs). */
+export function encodeDone(
+  head: string,
+  result: SagaResult,
+  now: number,
+  maxBytes: number,
+  full: () => OutcomeValue,
+): Uint8Array {
+  let json = `${head},"status":"DONE","updatedAt":${now},"outcome":${JSON.stringify(result.outcome)},"http":${JSON.stringify(result.http)}`;
+  const response = result.response === undefined ? undefined : JSON.stringify(result.response);
+  if (response !== undefined) json += `,"response":${response}`;
+  if (result.error) json += `,"error":${JSON.stringify(result.error)}`;
+  const bytes = Buffer.from(`${json}}`, 'utf8');
+  return bytes.length <= maxBytes ? bytes : encodeOutcome(full(), maxBytes);
 }
 
 /** A value read back, or undefined when it is not one of ours. */

@@ -5,9 +5,12 @@ import type { NatsSystem } from '../nats.js';
 import {
   bucketName,
   correlationKey,
+  encodeDone,
   encodeIndex,
-  encodeOutcome,
+  encodeRunning,
+  outcomeHead,
   outcomeKey,
+  type OutcomeFixed,
   type OutcomeValue,
 } from './outcome-value.js';
 
@@ -58,7 +61,10 @@ export interface RecordedRunner {
 /** A run being recorded. */
 export interface OutcomeHandle {
   readonly key: string;
-  readonly base: OutcomeValue;
+  /** the fields that never change */
+  readonly fixed: OutcomeFixed;
+  /** their JSON of the fields that never change, without its closing brace (outcome-value.ts outcomeHead) */
+  readonly head: string;
 }
 
 /** The writing side, in the runner process: one per runner without a journal. */
@@ -121,19 +127,18 @@ export class OutcomeRecorder {
   /** Record that a run started (RUNNING), and index the caller's correlation id (first run wins). */
   begin(scope: string, requestId: string, correlationId: string | undefined): OutcomeHandle {
     const now = Date.now();
-    const base: OutcomeValue = {
+    // correlationId undefined is left out of the JSON
+    const fixed: OutcomeFixed = {
       v: 1,
       requestId,
-      ...(correlationId !== undefined ? { correlationId } : {}),
+      correlationId,
       runner: this.runner.name,
       deployment: this.runner.deployment,
       owner: this.instance,
-      status: 'RUNNING',
       startedAt: now,
-      updatedAt: now,
     };
-    const handle = { key: outcomeKey(scope, requestId), base };
-    this.put(handle.key, encodeOutcome(base, this.runner.statusMaxBytes), false);
+    const handle: OutcomeHandle = { key: outcomeKey(scope, requestId), fixed, head: outcomeHead(fixed) };
+    this.put(handle.key, encodeRunning(handle.head, now), false);
     if (correlationId !== undefined) {
       const index = encodeIndex(requestId);
       this.put(correlationKey(scope, correlationId), index, true);
@@ -143,16 +148,17 @@ export class OutcomeRecorder {
 
   /** Record the outcome (DONE). Call before the result is sent back (see the ordering note above). */
   end(handle: OutcomeHandle, result: SagaResult): void {
-    const value: OutcomeValue = {
-      ...handle.base,
+    const now = Date.now();
+    const full = (): OutcomeValue => ({
+      ...handle.fixed,
       status: 'DONE',
       outcome: result.outcome,
       http: result.http,
       ...(result.response !== undefined ? { response: result.response } : {}),
       ...(result.error ? { error: result.error } : {}),
-      updatedAt: Date.now(),
-    };
-    this.put(handle.key, encodeOutcome(value, this.runner.statusMaxBytes), false);
+      updatedAt: now,
+    });
+    this.put(handle.key, encodeDone(handle.head, result, now, this.runner.statusMaxBytes, full), false);
   }
 
   /**
