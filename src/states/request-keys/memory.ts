@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Claim, RequestKeyStore, StoredResponse } from './store.js';
+import type { Claim, KeyQuota, RequestKeyStore, StoredResponse } from './store.js';
 
 /**
  * The in-process request key store (the default). Bounded: at most `maxKeys` rows and
@@ -15,6 +15,8 @@ interface Row {
   owner: string;
   expiresAt: number;
   response?: StoredResponse;
+  /** the caller's quota scope (a hash), when the claim had a quota */
+  scope?: string;
 }
 
 /** Bounds of the memory store. */
@@ -31,6 +33,8 @@ export class MemoryKeyStore implements RequestKeyStore {
   /** in the order of claim or completion (a row is re-inserted when it completes): rows of one kind live equally long */
   private readonly rows = new Map<string, Row>();
   private bytes = 0;
+  /** ids of the rows held per quota scope */
+  private readonly perScope = new Map<string, Set<string>>();
   private readonly maxKeys: number;
   private readonly maxBytes: number;
 
@@ -41,7 +45,7 @@ export class MemoryKeyStore implements RequestKeyStore {
 
   async init(): Promise<void> {}
 
-  async claim(id: string, fingerprint: string, now: number, lockUntil: number): Promise<Claim> {
+  async claim(id: string, fingerprint: string, now: number, lockUntil: number, quota?: KeyQuota): Promise<Claim> {
     this.expire(now);
     const row = this.rows.get(id);
     if (row !== undefined && row.expiresAt > now) {
@@ -49,8 +53,13 @@ export class MemoryKeyStore implements RequestKeyStore {
       return row.response ? { kind: 'done', response: row.response } : { kind: 'running' };
     }
     if (row !== undefined) this.remove(id, row);
+    if (quota !== undefined && this.full(quota, now)) return { kind: 'exhausted' };
     const owner = randomUUID();
-    this.rows.set(id, { fingerprint, owner, expiresAt: lockUntil });
+    this.rows.set(id, { fingerprint, owner, expiresAt: lockUntil, ...(quota ? { scope: quota.scope } : {}) });
+    if (quota !== undefined) {
+      const ids = this.perScope.get(quota.scope) ?? new Set<string>();
+      this.perScope.set(quota.scope, ids.add(id));
+    }
     this.bound();
     return { kind: 'claimed', owner };
   }
@@ -72,6 +81,7 @@ export class MemoryKeyStore implements RequestKeyStore {
 
   async close(): Promise<void> {
     this.rows.clear();
+    this.perScope.clear();
     this.bytes = 0;
   }
 
@@ -83,6 +93,25 @@ export class MemoryKeyStore implements RequestKeyStore {
   private remove(id: string, row: Row): void {
     this.rows.delete(id);
     this.bytes -= row.response?.body.length ?? 0;
+    const ids = row.scope === undefined ? undefined : this.perScope.get(row.scope);
+    if (ids === undefined) return;
+    ids.delete(id);
+    if (ids.size === 0) this.perScope.delete(row.scope as string);
+  }
+
+  /**
+   * Whether the scope holds `quota.max` live rows. Expired rows can wait behind a live one in
+   * `rows` (see expire), so a scope that looks full drops its own expired rows first: at most
+   * `max` rows looked at, and only for a caller at its bound.
+   */
+  private full(quota: KeyQuota, now: number): boolean {
+    const ids = this.perScope.get(quota.scope);
+    if (ids === undefined || ids.size < quota.max) return false;
+    for (const id of ids) {
+      const row = this.rows.get(id);
+      if (row !== undefined && row.expiresAt <= now) this.remove(id, row);
+    }
+    return ids.size >= quota.max;
   }
 
   /**

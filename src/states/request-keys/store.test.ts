@@ -56,3 +56,26 @@ test('memory request keys: over the bound, stored responses go before a claim wh
   assert.deepEqual(await s.claim('v', 'fp', 2, 1002), { kind: 'running' }, 'the running claim is kept: no second run');
   assert.equal((await s.claim('x1', 'fp', 2, 1002)).kind, 'claimed', 'the oldest stored response went instead');
 });
+
+test('sqlite request keys: a table made before the scope column gets it, and its old rows still replay', async () => {
+  const file = join(dir, 'old.db');
+  const { openSqlite } = await import('../sqlite-driver.js');
+  const old = await openSqlite(file);
+  // the table as the version before the per-caller quota made it
+  old.exec(
+    'CREATE TABLE "todos_reqkeys" (id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, owner TEXT NOT NULL, ' +
+      'done INTEGER NOT NULL DEFAULT 0, status INTEGER, headers TEXT, body BLOB, ' +
+      'omitted INTEGER NOT NULL DEFAULT 0, expires_at INTEGER NOT NULL)',
+  );
+  old.exec(`INSERT INTO "todos_reqkeys" VALUES ('k', 'fp', 'o', 1, 201, '{}', x'7b7d', 0, 9000000000000000)`);
+  old.close();
+  const s = sqliteKeyStore(file, 'todos_reqkeys', () => undefined);
+  try {
+    await s.init();
+    assert.equal((await s.claim('k', 'fp', 1, 1001, { scope: 'a', max: 1 })).kind, 'done');
+    assert.equal((await s.claim('n', 'fp', 1, 1001, { scope: 'a', max: 1 })).kind, 'claimed');
+    assert.equal((await s.claim('m', 'fp', 1, 1001, { scope: 'a', max: 1 })).kind, 'exhausted');
+  } finally {
+    await s.close();
+  }
+});
