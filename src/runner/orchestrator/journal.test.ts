@@ -90,7 +90,11 @@ test('a correlation id finds the first run of its caller only; a reused run id r
   await j.finish(second, { outcome: 'SUCCESS', http: 200, response: { n: 2 } });
   await j.finish(first, { outcome: 'SUCCESS', http: 200, response: { n: 1 } });
   const mine = { byCorrelation: true };
-  assert.deepEqual((await reader.lookup('jwt:alice', 'mine', mine))?.response, { n: 1 }, 'the first run that carried it');
+  assert.deepEqual(
+    (await reader.lookup('jwt:alice', 'mine', mine))?.response,
+    { n: 1 },
+    'the first run that carried it',
+  );
   assert.equal((await reader.lookup('jwt:alice', 'mine', mine))?.correlationId, 'mine');
   assert.equal(await reader.lookup('jwt:alice', 'mine'), undefined, 'without byCorrelation: run ids only');
   assert.deepEqual((await reader.lookup('jwt:alice', 'run-b'))?.response, { n: 2 }, 'a run id names its own run');

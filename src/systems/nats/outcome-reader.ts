@@ -45,7 +45,11 @@ export class OutcomeReader {
    * The status of run `id` (a run id, else with `byCorrelation` a correlation id: see
    * runner/status.ts LookupOptions) for the caller `scope`; 503 when the broker is away.
    */
-  async lookup(scope: string, id: string, options: { byCorrelation?: boolean } = {}): Promise<OutcomeStatus | undefined> {
+  async lookup(
+    scope: string,
+    id: string,
+    options: { byCorrelation?: boolean } = {},
+  ): Promise<OutcomeStatus | undefined> {
     if (this.runners.length === 0) return undefined;
     if (!this.system.isConnected) {
       throw new SagawayError('RUNNER_UNAVAILABLE', `the broker of system "${this.system.name}" is not reachable`);
