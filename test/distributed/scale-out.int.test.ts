@@ -186,7 +186,8 @@ describe('scale-out: 2 gateways, 3 replicas, 2 deployments', { skip }, () => {
     assert.deepEqual(missing, [], 'every acknowledged run wrote its record');
     const statuses = await Promise.all(
       acked.map(async (a) => {
-        const r = await call(g2.port, `/api/status/${a.id}`);
+        // by run id: these callers are anonymous (their correlation id is not looked up)
+        const r = await call(g2.port, `/api/status/${a.runId}`);
         const body = r.body as Record<string, unknown>;
         return r.status === 200 && body['requestId'] === a.runId && body['status'] === 'DONE' && body['http'] === 200;
       }),
