@@ -79,3 +79,21 @@ test('sqlite request keys: a table made before the scope column gets it, and its
     await s.close();
   }
 });
+
+test("memory request keys: one caller's stored bodies take an eighth of the bytes at most; its own oldest go, not others'", async () => {
+  const s = new MemoryKeyStore({ maxBytes: 800 });
+  const stored = (n: number) => ({ status: 200, headers: {}, body: Buffer.alloc(n), omitted: false });
+  const put = async (id: string, scope: string, n: number) => {
+    const c = await s.claim(id, 'fp', 0, 1000, { scope, max: 1000 });
+    assert.equal(c.kind, 'claimed');
+    await s.complete(id, c.kind === 'claimed' ? c.owner : '', stored(n), 5000);
+  };
+  await put('victim', 'v', 90);
+  for (let i = 0; i < 20; i++) await put(`flood-${i}`, 'f', 40);
+  assert.equal((await s.claim('victim', 'fp', 1, 1001)).kind, 'done', "the victim's stored response stays");
+  assert.equal((await s.claim('flood-19', 'fp', 1, 1001)).kind, 'done', "the flooder's newest stays");
+  assert.equal((await s.claim('flood-0', 'fp', 1, 1001)).kind, 'claimed', "the flooder's oldest went");
+  // 100 bytes per scope at most: the flooder keeps its two newest 40-byte bodies
+  assert.equal((await s.claim('flood-17', 'fp', 1, 1001)).kind, 'claimed');
+  assert.equal((await s.claim('flood-18', 'fp', 1, 1001)).kind, 'done');
+});
