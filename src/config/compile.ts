@@ -171,6 +171,7 @@ function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings {
       ttlMs: ms(g.idempotency?.ttl, DEFAULT_IDEMPOTENCY_SETTINGS.ttlMs),
       ...(g.idempotency?.state !== undefined ? { state: g.idempotency.state } : {}),
       maxBody: parseSize(g.idempotency?.maxBody) ?? DEFAULT_IDEMPOTENCY_SETTINGS.maxBody,
+      maxKeysPerCaller: g.idempotency?.maxKeysPerCaller ?? DEFAULT_IDEMPOTENCY_SETTINGS.maxKeysPerCaller,
     },
     openapi: g.openapi ?? true,
     console: {

@@ -427,6 +427,14 @@ export const GatewaySchema = Type.Object(
           maxBody: Type.Optional(
             SizeOf('largest response body kept for replays; a larger one is replayed without its body; default 256kb'),
           ),
+          maxKeysPerCaller: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              maximum: 1_000_000,
+              description:
+                'live keys one caller (an anonymous one: one source address) may hold; a new key past it is 429 IDEMPOTENCY_KEYS_EXHAUSTED; default 1000',
+            }),
+          ),
         },
         {
           ...strict,

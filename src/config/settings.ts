@@ -111,6 +111,7 @@ export interface StreamSettings {
 export const DEFAULT_IDEMPOTENCY_SETTINGS: Readonly<IdempotencySettings> = Object.freeze({
   ttlMs: 24 * 60 * 60 * 1000,
   maxBody: 256 * 1024,
+  maxKeysPerCaller: 1000,
 });
 
 /** `gateway.idempotency`: how `Idempotency-Key` requests are remembered (docs/gateway.md). */
@@ -121,6 +122,8 @@ export interface IdempotencySettings {
   state?: string;
   /** largest response body kept for replays; a larger one is kept without it; default 256 KiB */
   maxBody: number;
+  /** live keys one caller may hold; past it a new key is 429 IDEMPOTENCY_KEYS_EXHAUSTED; default 1000 */
+  maxKeysPerCaller: number;
 }
 
 export interface GatewaySettings {

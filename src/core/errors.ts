@@ -32,6 +32,7 @@ export const ERROR_CODES = {
   IDEMPOTENCY_KEY_INVALID: { http: 400, title: 'Idempotency Key Invalid', retryable: false },
   IDEMPOTENCY_KEY_MISMATCH: { http: 422, title: 'Idempotency Key Mismatch', retryable: false },
   IDEMPOTENCY_KEY_IN_USE: { http: 409, title: 'Idempotency Key In Use', retryable: true },
+  IDEMPOTENCY_KEYS_EXHAUSTED: { http: 429, title: 'Idempotency Keys Exhausted', retryable: true },
 
   // Saga engine
   SAGA_TIMEOUT: { http: 504, title: 'Saga Timeout', retryable: true },

@@ -10,6 +10,8 @@ import { findPgBin, startOwnPostgres } from '../states/own-postgres.js';
 import { pgUnavailableReason } from '../states/pg-available.js';
 import {
   call,
+  CLIENT,
+  CLIENT_AUTH,
   Cluster,
   dropStreams,
   freePort,
@@ -53,7 +55,11 @@ function step(id: string, meta: Record<string, unknown>, next: string) {
 function configFor(prefix: string, servers: string, timeout = '10s', pgUrl = PG) {
   return {
     // Eight clients hammer one gateway from one address: no rate limit here.
-    gateway: { apis: [{ path: '/', runner: 'api', public: true }], limits: { timeout, rate: false } },
+    gateway: {
+      auth: CLIENT_AUTH,
+      apis: [{ path: '/', runner: 'api', public: true }],
+      limits: { timeout, rate: false },
+    },
     systems: { bus: { type: 'nats', servers: [servers], ackWait: '1s', maxDeliver: 5, prefix } },
     defaultSystem: 'bus',
     states: {
@@ -194,13 +200,13 @@ describe('fault injection', { skip }, () => {
     await waitUntil(async () => (await call(port, '/api/request/quick')).status === 200, 10_000, 100);
 
     const id = `${prefix}-two`;
-    const pending = call(port, '/api/request/two', { headers: { 'x-request-id': id } });
+    const pending = call(port, '/api/request/two', { headers: { ...CLIENT, 'x-request-id': id } });
     await waitUntil(
       async () => (await handlerLog(log)).some((l) => l.what === 'SlowStart' && l.key.endsWith(':e2')),
       5000,
     );
     await api.proc.kill('SIGKILL');
-    const running = await call(port, `/api/status/${id}`);
+    const running = await call(port, `/api/status/${id}`, { headers: CLIENT });
     assert.equal(running.status, 200);
     assert.equal((running.body as { status: string }).status, 'RUNNING');
 
@@ -209,12 +215,15 @@ describe('fault injection', { skip }, () => {
     // The answer names the run id (made by the gateway); the caller's own id finds the same run.
     const runId = r.headers.get('x-request-id') ?? '';
     assert.equal((r.body as { requestId: string }).requestId, runId);
-    assert.equal(((await call(port, `/api/status/${runId}`)).body as { correlationId: string }).correlationId, id);
+    assert.equal(
+      ((await call(port, `/api/status/${runId}`, { headers: CLIENT })).body as { correlationId: string }).correlationId,
+      id,
+    );
     await cluster.runner('api', undefined, env);
     let status: { status: string; outcome?: string; response?: unknown } = { status: 'RUNNING' };
     await waitUntil(
       async () => {
-        status = (await call(port, `/api/status/${id}`)).body as typeof status;
+        status = (await call(port, `/api/status/${id}`, { headers: CLIENT })).body as typeof status;
         return status.status === 'DONE';
       },
       15_000,
@@ -266,7 +275,7 @@ describe('fault injection', { skip }, () => {
         for (let i = 0; !stop; i++) {
           const id = `${prefix}-${c}-${i}`;
           try {
-            const r = await call(port, '/api/request/quick', { headers: { 'x-request-id': id } });
+            const r = await call(port, '/api/request/quick', { headers: { ...CLIENT, 'x-request-id': id } });
             results.push({ id, status: r.status, retryAfter: r.headers.get('retry-after'), at: Date.now() - t0 });
             if (r.status !== 200) await new Promise((res) => setTimeout(res, 50));
           } catch {
@@ -309,7 +318,7 @@ describe('fault injection', { skip }, () => {
         async () => {
           for (const r of unsettled) {
             if (outcomes.has(r.id)) continue;
-            const s = await call(port, `/api/status/${r.id}`);
+            const s = await call(port, `/api/status/${r.id}`, { headers: CLIENT });
             if (s.status === 404) outcomes.set(r.id, 404);
             else if ((s.body as { status: string }).status === 'DONE')
               outcomes.set(r.id, (s.body as { http: number }).http);

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { connect as tcpConnect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -294,3 +294,13 @@ export async function handlerLog(file: string): Promise<{ what: string; tag: str
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as { what: string; tag: string; pid: number; key: string });
 }
+
+/**
+ * An API-key client for public APIs: /api/status finds an anonymous caller's run by its run id
+ * only, so a test that reads a run by its own X-Request-Id (while the request is still pending)
+ * calls as this client. `gateway.auth` of its config takes CLIENT_AUTH.
+ */
+export const CLIENT = Object.freeze({ 'x-api-key': 'client-key' });
+export const CLIENT_AUTH = {
+  apiKeys: [{ name: 'client', sha256: createHash('sha256').update('client-key').digest('hex') }],
+};

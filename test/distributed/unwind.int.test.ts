@@ -3,7 +3,18 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { pgUnavailableReason } from '../states/pg-available.js';
-import { call, Cluster, dropStreams, handlerLog, reachable, skipOrFail, uniquePrefix, waitUntil } from './harness.js';
+import {
+  call,
+  CLIENT,
+  CLIENT_AUTH,
+  Cluster,
+  dropStreams,
+  handlerLog,
+  reachable,
+  skipOrFail,
+  uniquePrefix,
+  waitUntil,
+} from './harness.js';
 
 /**
  * Compensation across processes (issue 12), on the real NATS and PostgreSQL: the orchestrating
@@ -66,7 +77,11 @@ function take(id: string, next: string, ms: number) {
 
 function configFor(prefix: string) {
   return {
-    gateway: { apis: [{ path: '/', runner: 'api', public: true }], limits: { timeout: '4s', rate: false } },
+    gateway: {
+      auth: CLIENT_AUTH,
+      apis: [{ path: '/', runner: 'api', public: true }],
+      limits: { timeout: '4s', rate: false },
+    },
     systems: { bus: { type: 'nats', servers: [NATS], ackWait: '1s', maxDeliver: 5, prefix } },
     defaultSystem: 'bus',
     states: {
@@ -163,14 +178,14 @@ describe('compensation across processes', { skip }, () => {
     const pending = call(port, '/api/request/order', {
       method: 'POST',
       body: { sku: 'X' },
-      headers: { 'x-request-id': id },
+      headers: { ...CLIENT, 'x-request-id': id },
     });
     await waitUntil(
       async () => (await handlerLog(log)).some((l) => l.what === 'GiveStart' && l.key.endsWith(':c:undo')),
       10_000,
     );
     await api.proc.kill('SIGKILL');
-    const running = (await call(port, `/api/status/${id}`)).body as { status: string };
+    const running = (await call(port, `/api/status/${id}`, { headers: CLIENT })).body as { status: string };
     assert.equal(running.status, 'RUNNING');
     // the new orchestrator starts while the cut-off caller still waits for its answer
     const [cut] = await Promise.all([pending, cluster.runner('api', undefined, env)]);
@@ -182,7 +197,7 @@ describe('compensation across processes', { skip }, () => {
     };
     await waitUntil(
       async () => {
-        status = (await call(port, `/api/status/${id}`)).body as typeof status;
+        status = (await call(port, `/api/status/${id}`, { headers: CLIENT })).body as typeof status;
         return status.status === 'DONE';
       },
       20_000,

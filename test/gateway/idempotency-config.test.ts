@@ -18,13 +18,20 @@ async function load(gateway: string) {
 
 test('defaults: 24h, 256kb, no state; openapi on', async () => {
   const { settings } = await load('  port: 8080');
-  assert.deepEqual(settings.gateway.idempotency, { ttlMs: 86_400_000, maxBody: 262_144 });
+  assert.deepEqual(settings.gateway.idempotency, { ttlMs: 86_400_000, maxBody: 262_144, maxKeysPerCaller: 1000 });
   assert.equal(settings.gateway.openapi, true);
 });
 
 test('durations, sizes and the state are compiled; openapi can be turned off', async () => {
-  const { settings } = await load('  idempotency: { ttl: 1h, maxBody: 1kb, state: keys }\n  openapi: false');
-  assert.deepEqual(settings.gateway.idempotency, { ttlMs: 3_600_000, state: 'keys', maxBody: 1024 });
+  const { settings } = await load(
+    '  idempotency: { ttl: 1h, maxBody: 1kb, state: keys, maxKeysPerCaller: 50 }\n  openapi: false',
+  );
+  assert.deepEqual(settings.gateway.idempotency, {
+    ttlMs: 3_600_000,
+    state: 'keys',
+    maxBody: 1024,
+    maxKeysPerCaller: 50,
+  });
   assert.equal(settings.gateway.openapi, false);
 });
 

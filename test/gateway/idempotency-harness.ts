@@ -29,7 +29,10 @@ export function settings(
   return {
     ...base,
     states,
-    gateway: { ...base.gateway, idempotency: { ttlMs: 60_000, maxBody: 256 * 1024, ...idempotency } },
+    gateway: {
+      ...base.gateway,
+      idempotency: { ttlMs: 60_000, maxBody: 256 * 1024, maxKeysPerCaller: 1000, ...idempotency },
+    },
   };
 }
 

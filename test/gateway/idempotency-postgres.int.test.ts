@@ -44,6 +44,32 @@ if (reason !== undefined) {
     return s;
   });
 
+  test('a table made before the scope column gets it; its old rows still replay and count for nobody', async () => {
+    const table = `${unique()}_reqkeys`;
+    tables.push(table);
+    const c = new pg.Client({ connectionString: URL });
+    await c.connect();
+    try {
+      await c.query(
+        `CREATE TABLE "${table}" (id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, owner TEXT NOT NULL, ` +
+          `done INTEGER NOT NULL DEFAULT 0, status INTEGER, headers TEXT, body BYTEA, ` +
+          `omitted INTEGER NOT NULL DEFAULT 0, expires_at BIGINT NOT NULL)`,
+      );
+      await c.query(`INSERT INTO "${table}" VALUES ('k', 'fp', 'o', 1, 201, '{}', '\\x7b7d', 0, 9000000000000000)`);
+    } finally {
+      await c.end();
+    }
+    const s = postgresKeyStore('keys', URL, table, 2, () => undefined);
+    try {
+      await s.init();
+      assert.equal((await s.claim('k', 'fp', 1, 1001, { scope: 'a', max: 1 })).kind, 'done');
+      assert.equal((await s.claim('n', 'fp', 1, 1001, { scope: 'a', max: 1 })).kind, 'claimed');
+      assert.equal((await s.claim('m', 'fp', 1, 1001, { scope: 'a', max: 1 })).kind, 'exhausted');
+    } finally {
+      await s.close();
+    }
+  });
+
   test('two gateway replicas on one postgres state: in use, replay and scopes hold across them', async () => {
     const table = unique();
     tables.push(`${table}_reqkeys`);

@@ -132,6 +132,42 @@ test('anonymous callers share one scope per public API, whatever their address',
   });
 });
 
+test("one caller's flood of new keys is 429 IDEMPOTENCY_KEYS_EXHAUSTED; its old keys and other callers' still work", async () => {
+  const service = orders();
+  await withGateway(
+    service,
+    async (gw) => {
+      for (let i = 0; i < 3; i++) assert.equal((await post(gw, `flood-${i}`, { i })).statusCode, 201);
+      for (let i = 3; i < 6; i++) {
+        const refused = await post(gw, `flood-${i}`, { i });
+        assert.equal(refused.statusCode, 429);
+        assert.equal(refused.json().code, 'IDEMPOTENCY_KEYS_EXHAUSTED');
+        assert.equal(refused.headers['retry-after'], '60');
+      }
+      assert.equal(service.calls.length, 3, 'the refused requests did not run');
+      // the caller's own keys are still replayed, and a request without a key still runs
+      assert.equal((await post(gw, 'flood-0', { i: 0 })).headers['idempotent-replayed'], 'true');
+      assert.equal((await post(gw, undefined, { i: 9 })).statusCode, 201);
+      // another caller's keys work, the same key name included
+      assert.equal((await post(gw, 'flood-5', { i: 5 }, KEY_B)).statusCode, 201);
+      assert.equal((await post(gw, 'bob-1', { b: 1 }, KEY_B)).statusCode, 201);
+      // anonymous callers count per source address, though they share the rows' scope
+      const anon = (key: string, ip: string) =>
+        gw.app.inject({
+          method: 'POST',
+          url: '/api/request/open',
+          remoteAddress: ip,
+          headers: { 'content-type': 'application/json', 'idempotency-key': key },
+          payload: '{"a":1}',
+        });
+      for (let i = 0; i < 3; i++) assert.equal((await anon(`a-${i}`, '10.0.0.1')).statusCode, 201);
+      assert.equal((await anon('a-3', '10.0.0.1')).statusCode, 429);
+      assert.equal((await anon('a-3', '10.0.0.2')).statusCode, 201);
+    },
+    settings({ maxKeysPerCaller: 3 }),
+  );
+});
+
 test('a malformed key is 400 IDEMPOTENCY_KEY_INVALID and nothing runs; 255 characters are fine', async () => {
   const service = orders();
   await withGateway(service, async (gw) => {

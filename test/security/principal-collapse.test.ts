@@ -176,7 +176,8 @@ test('a token that says "anonymous" (or an address, or an API key) never reads a
   assert.equal(anon.status, 200);
   assert.equal(key.status, 200);
   assert.equal((await status({}, anon.runId)).status, 200, 'the anonymous caller reads its own');
-  assert.equal((await status({}, 'shared-id')).status, 200);
+  // anonymous callers are found by run id only (docs/gateway.md): a shared address, a guessable id
+  assert.equal((await status({}, 'shared-id')).status, 404);
   assert.equal((await status({ 'x-api-key': KEY }, key.runId)).status, 200, 'the key reads its own');
 
   for (const sub of LOOKALIKES) {
@@ -201,7 +202,7 @@ test('a token that says "anonymous" (or an address, or an API key) never reads a
     }
   }
   // The anonymous caller and the key still see their own runs, untouched.
-  assert.match((await status({}, 'shared-id')).text, /anonymous secret/);
+  assert.match((await status({}, anon.runId)).text, /anonymous secret/);
   assert.match((await status({ 'x-api-key': KEY }, 'shared-id')).text, /key secret/);
 });
 

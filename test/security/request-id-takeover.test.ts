@@ -136,7 +136,9 @@ test('same X-Request-Id from different callers: every run completes with one eff
     assert.equal(new Set(runIds).size, 3, 'three distinct run ids');
 
     for (const [i, c] of callers.entries()) {
-      for (const id of [runIds[i]!, 'dup-1']) {
+      // an anonymous caller by its run id only (docs/gateway.md): 'dup-1' is 404 for it
+      if (c.key === undefined) assert.equal((await status(gw, c, 'dup-1')).statusCode, 404, `${c.name} dup-1`);
+      for (const id of c.key === undefined ? [runIds[i]!] : [runIds[i]!, 'dup-1']) {
         const s = await status(gw, c, id);
         assert.equal(s.statusCode, 200, `${c.name} ${id}`);
         const body = s.json();

@@ -95,4 +95,34 @@ export function runRequestKeyContract(name: string, make: () => Promise<RequestK
       assert.equal(claims.filter((c) => c.kind === 'claimed').length, 1);
       assert.equal(claims.filter((c) => c.kind === 'running').length, 11);
     }));
+
+  test(`${name} request keys: a caller's quota refuses new keys past it, not its own keys nor other callers'`, () =>
+    withStore(async (s) => {
+      const a = { scope: 'scope-a', max: 3 };
+      const b = { scope: 'scope-b', max: 3 };
+      const first = await s.claim('a1', 'fp', 0, 1000, a);
+      assert.equal(first.kind, 'claimed');
+      await s.complete('a1', first.kind === 'claimed' ? first.owner : '', response('{}'), 5000);
+      assert.equal((await s.claim('a2', 'fp', 1, 1001, a)).kind, 'claimed');
+      assert.equal((await s.claim('a3', 'fp', 2, 1002, a)).kind, 'claimed');
+      assert.deepEqual(await s.claim('a4', 'fp', 3, 1003, a), { kind: 'exhausted' });
+      // the caller's own keys are still answered: a replay, in use, mismatch
+      assert.equal((await s.claim('a1', 'fp', 3, 1003, a)).kind, 'done');
+      assert.deepEqual(await s.claim('a2', 'fp', 3, 1003, a), { kind: 'running' });
+      assert.deepEqual(await s.claim('a3', 'other', 3, 1003, a), { kind: 'mismatch' });
+      // another caller is not affected, nor a claim without a quota
+      assert.equal((await s.claim('b1', 'fp', 3, 1003, b)).kind, 'claimed');
+      assert.equal((await s.claim('n1', 'fp', 3, 1003)).kind, 'claimed');
+      // a released key and an expired lock free a place
+      const b2 = await s.claim('b2', 'fp', 4, 1004, b);
+      assert.equal((await s.claim('b3', 'fp', 4, 1004, b)).kind, 'claimed');
+      assert.deepEqual(await s.claim('b4', 'fp', 4, 1004, b), { kind: 'exhausted' });
+      await s.release('b2', b2.kind === 'claimed' ? b2.owner : '');
+      assert.equal((await s.claim('b4', 'fp', 5, 1005, b)).kind, 'claimed');
+      assert.equal((await s.claim('a4', 'fp', 1001, 2000, a)).kind, 'claimed', 'the lock of a2 passed at 1001');
+      assert.deepEqual(await s.claim('a5', 'fp', 1001, 2000, a), { kind: 'exhausted' });
+      // past the retention of a1 and the locks of a3 and a4, the scope is empty again
+      assert.equal((await s.claim('a5', 'fp', 5000, 6000, a)).kind, 'claimed');
+      assert.equal((await s.claim('a6', 'fp', 5000, 6000, a)).kind, 'claimed');
+    }));
 }

@@ -29,6 +29,13 @@ before(async () => {
     http: 409,
     error: { code: 'RECORD_EXISTS', message: 'taken', http: 409 },
   });
+  // an anonymous caller's run (inject's address is 127.0.0.1), with a guessable correlation id
+  const anonCtx = {
+    request: { method: 'POST', path: '/x', id: 'anon-run-1', query: {} },
+    user: { sub: 'anonymous', roles: [], claims: {}, anonymous: true },
+  };
+  const anonEntry = await journal.begin('s', 'run', {}, anonCtx, 'anon:127.0.0.1', 'order-42');
+  await journal.finish(anonEntry, { outcome: 'SUCCESS', http: 200, response: { paid: true } });
   const reader = new JournalReader([state]);
   const settings = {
     gateway: gatewaySettingsForTest({
@@ -47,9 +54,9 @@ before(async () => {
       run: async () => ({ outcome: 'FAIL', http: 503, error: { code: 'RUNNER_UNAVAILABLE', message: 'x', http: 503 } }),
     },
     status: {
-      lookup: (sub, rid) => {
+      lookup: (sub, rid, options) => {
         if (down) return Promise.reject(new SagawayError('STATE_UNAVAILABLE', 'db down'));
-        return reader.lookup(sub, rid);
+        return reader.lookup(sub, rid, options);
       },
     },
   });
@@ -77,6 +84,19 @@ test('the caller reads it by its own correlation id too', async () => {
   assert.equal(r.json().correlationId, 'mine');
   assert.equal((await get('/api/status/mine', 'b')).statusCode, 404);
   assert.equal((await get('/api/status/mine')).statusCode, 404);
+});
+
+test('anonymous: found by the run id the gateway made, never by the correlation id the client chose', async () => {
+  const byRun = await get('/api/status/anon-run-1');
+  assert.equal(byRun.statusCode, 200);
+  assert.deepEqual(byRun.json().response, { paid: true });
+  // a neighbour behind the same NAT (the same address) guessing "order-42" learns nothing
+  const byCorrelation = await get('/api/status/order-42');
+  assert.equal(byCorrelation.statusCode, 404);
+  assert.equal(byCorrelation.json().code, 'NOT_FOUND');
+  // another address is another scope even with the run id
+  const elsewhere = await gw.app.inject({ url: '/api/status/anon-run-1', remoteAddress: '10.9.9.9' });
+  assert.equal(elsewhere.statusCode, 404);
 });
 
 test('another caller, anonymous, an unknown or malformed id: the same 404; a bad key: 401', async () => {

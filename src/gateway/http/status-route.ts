@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { toErrorInfo } from '../../core/errors.js';
-import type { AnyRunStatus } from '../../runner/status.js';
+import type { AnyRunStatus, LookupOptions } from '../../runner/status.js';
 import type { JournaledRun } from '../../runner/orchestrator/journal.js';
 import { callerKey } from '../../core/caller.js';
 import { ANONYMOUS } from '../auth/authenticator.js';
@@ -13,7 +13,10 @@ import { isSaneId } from './request-id.js';
  * `GET /api/status/<id>` (DESIGN §9): the outcome of a saga run (journaled, or kept in the
  * outcome bucket in distributed mode: issue 13), for a caller whose
  * connection broke. `<id>` is the run id (the `X-Request-Id` response header, made by the
- * gateway) or the caller's own `X-Request-Id` (the first run that carried it). Same credentials
+ * gateway) or, for an authenticated caller, its own `X-Request-Id` (the first run that carried
+ * it). Anonymous callers find runs by the run id only: their scope is their address, which
+ * clients behind one NAT share, and a correlation id a client chose (an order number, a
+ * counter) can be guessed by its neighbours, while a run id is a random UUID. Same credentials
  * as the request; the journal record is keyed by the caller's scope (core/caller.ts: `jwt:<sub>`,
  * `key:<name>`, `anon:<address>`) and the id, so another caller (or an unknown id, or no journal
  * at all) gets the same 404 and cannot tell which. A journal that cannot be read answers 503
@@ -25,8 +28,8 @@ import { isSaneId } from './request-id.js';
 
 /** Where run statuses come from: the journals, else the outcome buckets (runner/status.ts). */
 export interface StatusSource {
-  /** `scope`: the caller's (core/caller.ts callerKey); `id`: a run id or the caller's correlation id */
-  lookup(scope: string, id: string): Promise<AnyRunStatus | undefined>;
+  /** `scope`: the caller's (core/caller.ts callerKey); `id`: a run id, or with `byCorrelation` also a correlation id */
+  lookup(scope: string, id: string, options?: LookupOptions): Promise<AnyRunStatus | undefined>;
   /** the latest runs, newest first (the console); absent = none listed */
   recent?(limit: number): Promise<JournaledRun[]>;
 }
@@ -53,7 +56,10 @@ export function registerStatusRoute(app: FastifyInstance, ctx: GatewayContext, s
     if (!source || !isSaneId(requestId)) return notFound();
     let status: AnyRunStatus | undefined;
     try {
-      status = await source.lookup(callerKey(principal, request.ip), requestId);
+      // anonymous callers by run id only: see the comment at the top
+      status = await source.lookup(callerKey(principal, request.ip), requestId, {
+        byCorrelation: !principal.anonymous,
+      });
     } catch (err) {
       const info = toErrorInfo(err);
       request.log.warn({ code: info.code }, 'status source unavailable');

@@ -22,6 +22,7 @@ test('a key whose request never ended is locked for timeout + grace, then runs a
   const keys = new IdempotencyKeys(new MemoryKeyStore(), {
     ttlMs: 60_000,
     maxBody: 1024,
+    maxKeysPerCaller: 1000,
     timeoutMs: 5000,
     now: () => now,
   });

@@ -29,6 +29,9 @@ import { problemFor, sendProblem } from '../http/problem.js';
  *   leaves a key that is free again after that.
  * - A keyed run is not stopped when its client goes away: its outcome is still stored, so the
  *   client's retry gets it (or 409 while it runs).
+ * - Quota: one caller holds at most `maxKeysPerCaller` live keys (each may keep a stored body for
+ *   `ttl`); a new key past it is 429 IDEMPOTENCY_KEYS_EXHAUSTED and the request does not run. The
+ *   caller's existing keys are still replayed. Anonymous callers count per source address.
  * - Not stored (the key is released, so a retry runs again): RUNNER_UNAVAILABLE and
  *   SERVICE_UNAVAILABLE of the run itself (not of one of its steps), where no runner took the
  *   request. Every other outcome, failures included, is stored.
@@ -44,6 +47,8 @@ export const LOCK_GRACE_MS = 10_000;
 const STORED_HEADERS = ['content-type', 'content-security-policy'] as const;
 /** Codes of a run that never started when no step of it failed: no runner took it. */
 const NOT_RUN = new Set(['RUNNER_UNAVAILABLE', 'SERVICE_UNAVAILABLE']);
+/** Retry-After of IDEMPOTENCY_KEYS_EXHAUSTED, in seconds: keys free up as they expire, not at once. */
+const EXHAUSTED_RETRY_S = 60;
 /** Visible ASCII and space: what an sf-string may hold. */
 const KEY_CHARS = /^[\x20-\x7E]+$/;
 
@@ -54,6 +59,8 @@ export interface IdempotencyOptions {
   maxBody: number;
   /** timeout of one request (gateway.limits.timeout): the claim's lock is this plus LOCK_GRACE_MS */
   timeoutMs: number;
+  /** live keys one caller may hold (gateway.idempotency.maxKeysPerCaller) */
+  maxKeysPerCaller: number;
   /** the clock; default Date.now */
   now?: () => number;
 }
@@ -96,8 +103,13 @@ export async function openIdempotencyKeys(settings: Settings, log: Logger): Prom
   await store
     .init()
     .catch((err: unknown) => log.warn({ err, state: alias }, 'idempotency key store unavailable at start'));
-  const { ttlMs, maxBody } = given ?? DEFAULT_IDEMPOTENCY_SETTINGS;
-  return new IdempotencyKeys(store, { ttlMs, maxBody, timeoutMs: settings.gateway.limits.timeoutMs });
+  const { ttlMs, maxBody, maxKeysPerCaller } = { ...DEFAULT_IDEMPOTENCY_SETTINGS, ...given };
+  return new IdempotencyKeys(store, {
+    ttlMs,
+    maxBody,
+    maxKeysPerCaller,
+    timeoutMs: settings.gateway.limits.timeoutMs,
+  });
 }
 
 /** The idempotency keys of one gateway. */
@@ -128,7 +140,9 @@ export class IdempotencyKeys {
     const now = this.now();
     let claim: Claim;
     try {
-      claim = await this.store.claim(id, fingerprint(request), now, now + this.options.timeoutMs + LOCK_GRACE_MS);
+      const quota = { scope: quotaScope(admitted, request.ip), max: this.options.maxKeysPerCaller };
+      const lockUntil = now + this.options.timeoutMs + LOCK_GRACE_MS;
+      claim = await this.store.claim(id, fingerprint(request), now, lockUntil, quota);
     } catch (err) {
       request.log.error({ err }, 'idempotency key store failed');
       sendProblem(reply, problemFor('STATE_UNAVAILABLE', request.id, 'the idempotency key store is not available'));
@@ -153,6 +167,17 @@ export class IdempotencyKeys {
         return false;
       case 'done':
         replay(reply, claim.response);
+        return false;
+      case 'exhausted':
+        sendProblem(
+          reply,
+          problemFor(
+            'IDEMPOTENCY_KEYS_EXHAUSTED',
+            request.id,
+            `this caller holds ${this.options.maxKeysPerCaller} Idempotency-Keys already; a new one is taken when one expires`,
+          ),
+          { 'retry-after': String(EXHAUSTED_RETRY_S) },
+        );
         return false;
     }
   }
@@ -241,6 +266,15 @@ function replay(reply: FastifyReply, response: StoredResponse): void {
 function rowId(admitted: Admitted, ip: string, key: string): string {
   const scope = admitted.principal.anonymous ? `anon@${admitted.api.prefix}` : callerKey(admitted.principal, ip);
   return createHash('sha256').update(scope).update('\n').update(key).digest('base64url');
+}
+
+/**
+ * The quota scope: the caller (an anonymous one by source address, as the rate limit counts it,
+ * not the shared `anon@prefix` of its rows), hashed so that the store never holds the caller in
+ * clear. A label keeps it apart from row ids.
+ */
+function quotaScope(admitted: Admitted, ip: string): string {
+  return createHash('sha256').update('quota\n').update(callerKey(admitted.principal, ip)).digest('base64url');
 }
 
 /** What makes two requests the same request. */

@@ -89,11 +89,17 @@ test('a correlation id finds the first run of its caller only; a reused run id r
   const second = await j.begin('saga', 'r2', {}, ctx('alice', 'run-b'), 'jwt:alice', 'mine');
   await j.finish(second, { outcome: 'SUCCESS', http: 200, response: { n: 2 } });
   await j.finish(first, { outcome: 'SUCCESS', http: 200, response: { n: 1 } });
-  assert.deepEqual((await reader.lookup('jwt:alice', 'mine'))?.response, { n: 1 }, 'the first run that carried it');
-  assert.equal((await reader.lookup('jwt:alice', 'mine'))?.correlationId, 'mine');
+  const mine = { byCorrelation: true };
+  assert.deepEqual(
+    (await reader.lookup('jwt:alice', 'mine', mine))?.response,
+    { n: 1 },
+    'the first run that carried it',
+  );
+  assert.equal((await reader.lookup('jwt:alice', 'mine', mine))?.correlationId, 'mine');
+  assert.equal(await reader.lookup('jwt:alice', 'mine'), undefined, 'without byCorrelation: run ids only');
   assert.deepEqual((await reader.lookup('jwt:alice', 'run-b'))?.response, { n: 2 }, 'a run id names its own run');
-  assert.equal(await reader.lookup('jwt:bob', 'mine'), undefined, 'another caller finds nothing');
-  assert.equal(await reader.lookup('anon:127.0.0.1', 'mine'), undefined);
+  assert.equal(await reader.lookup('jwt:bob', 'mine', mine), undefined, 'another caller finds nothing');
+  assert.equal(await reader.lookup('anon:127.0.0.1', 'mine', mine), undefined);
 
   // The polls of one stream share a run id: the next replaces the finished record ...
   const again = await j.begin('saga', 'r3', {}, ctx('alice', 'run-a'), 'jwt:alice', 'mine');

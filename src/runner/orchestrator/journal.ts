@@ -460,12 +460,14 @@ export class JournalReader {
    * The status of the run `id` (a run id, else a correlation id: the first run that carried it)
    * as run for the caller `scope`, or undefined when there is none for this caller.
    */
-  async lookup(scope: string, id: string): Promise<RunStatus | undefined> {
+  async lookup(scope: string, id: string, options: { byCorrelation?: boolean } = {}): Promise<RunStatus | undefined> {
     const runKey = journalId(scope, id);
     for (const state of this.states) {
       const rec = await state.get(runKey);
       if (rec) return statusOf(rec.data);
     }
+    // by the caller's own correlation id only when asked (runner/status.ts LookupOptions)
+    if (options.byCorrelation !== true) return undefined;
     const indexKey = correlationIndexId(scope, id);
     for (const state of this.states) {
       const index = await state.get(indexKey);

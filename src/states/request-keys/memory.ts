@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Claim, RequestKeyStore, StoredResponse } from './store.js';
+import type { Claim, KeyQuota, RequestKeyStore, StoredResponse } from './store.js';
 
 /**
  * The in-process request key store (the default). Bounded: at most `maxKeys` rows and
@@ -7,7 +7,8 @@ import type { Claim, RequestKeyStore, StoredResponse } from './store.js';
  * first, even when still live, and running claims only when no stored response is left (a replay of a dropped key then runs the request again: use a SQL state when
  * that matters, see docs/gateway.md). Rows are kept in the order they were claimed or
  * completed, which is nearly their expiry order, so expired ones are removed from the front in
- * constant time per row.
+ * constant time per row. The stored bodies of one caller (a quota scope) take at most an eighth
+ * of `maxBytes`: past it, that caller's own oldest stored responses are dropped first.
  */
 
 interface Row {
@@ -15,7 +16,12 @@ interface Row {
   owner: string;
   expiresAt: number;
   response?: StoredResponse;
+  /** the caller's quota scope (a hash), when the claim had a quota */
+  scope?: string;
 }
+
+/** One quota scope's stored bodies take at most 1/SCOPE_SHARE of the store's bytes. */
+const SCOPE_SHARE = 8;
 
 /** Bounds of the memory store. */
 export interface MemoryKeyLimits {
@@ -31,6 +37,10 @@ export class MemoryKeyStore implements RequestKeyStore {
   /** in the order of claim or completion (a row is re-inserted when it completes): rows of one kind live equally long */
   private readonly rows = new Map<string, Row>();
   private bytes = 0;
+  /** ids of the rows held per quota scope, in the order they were claimed */
+  private readonly perScope = new Map<string, Set<string>>();
+  /** bytes of stored bodies per quota scope */
+  private readonly scopeBytes = new Map<string, number>();
   private readonly maxKeys: number;
   private readonly maxBytes: number;
 
@@ -41,7 +51,7 @@ export class MemoryKeyStore implements RequestKeyStore {
 
   async init(): Promise<void> {}
 
-  async claim(id: string, fingerprint: string, now: number, lockUntil: number): Promise<Claim> {
+  async claim(id: string, fingerprint: string, now: number, lockUntil: number, quota?: KeyQuota): Promise<Claim> {
     this.expire(now);
     const row = this.rows.get(id);
     if (row !== undefined && row.expiresAt > now) {
@@ -49,8 +59,13 @@ export class MemoryKeyStore implements RequestKeyStore {
       return row.response ? { kind: 'done', response: row.response } : { kind: 'running' };
     }
     if (row !== undefined) this.remove(id, row);
+    if (quota !== undefined && this.full(quota, now)) return { kind: 'exhausted' };
     const owner = randomUUID();
-    this.rows.set(id, { fingerprint, owner, expiresAt: lockUntil });
+    this.rows.set(id, { fingerprint, owner, expiresAt: lockUntil, ...(quota ? { scope: quota.scope } : {}) });
+    if (quota !== undefined) {
+      const ids = this.perScope.get(quota.scope) ?? new Set<string>();
+      this.perScope.set(quota.scope, ids.add(id));
+    }
     this.bound();
     return { kind: 'claimed', owner };
   }
@@ -61,6 +76,7 @@ export class MemoryKeyStore implements RequestKeyStore {
     this.rows.delete(id);
     this.rows.set(id, { ...row, expiresAt, response });
     this.bytes += response.body.length;
+    if (row.scope !== undefined) this.shareBytes(id, row.scope, response.body.length);
     this.bound();
     return true;
   }
@@ -72,6 +88,8 @@ export class MemoryKeyStore implements RequestKeyStore {
 
   async close(): Promise<void> {
     this.rows.clear();
+    this.perScope.clear();
+    this.scopeBytes.clear();
     this.bytes = 0;
   }
 
@@ -83,6 +101,47 @@ export class MemoryKeyStore implements RequestKeyStore {
   private remove(id: string, row: Row): void {
     this.rows.delete(id);
     this.bytes -= row.response?.body.length ?? 0;
+    if (row.scope === undefined) return;
+    const bytes = (this.scopeBytes.get(row.scope) ?? 0) - (row.response?.body.length ?? 0);
+    if (bytes > 0) this.scopeBytes.set(row.scope, bytes);
+    else this.scopeBytes.delete(row.scope);
+    const ids = this.perScope.get(row.scope);
+    if (ids === undefined) return;
+    ids.delete(id);
+    if (ids.size === 0) this.perScope.delete(row.scope as string);
+  }
+
+  /**
+   * Count `added` bytes to `scope`, and keep the scope within its share of the store's bytes
+   * (an eighth): past it, the scope's own oldest stored responses go, not other callers'. One
+   * caller's keys (up to maxKeysPerCaller bodies of maxBody each) could otherwise fill the whole
+   * store and push every other caller's stored responses out.
+   */
+  private shareBytes(id: string, scope: string, added: number): void {
+    this.scopeBytes.set(scope, (this.scopeBytes.get(scope) ?? 0) + added);
+    const share = this.maxBytes / SCOPE_SHARE;
+    const ids = this.perScope.get(scope);
+    if (ids === undefined) return;
+    for (const other of ids) {
+      if ((this.scopeBytes.get(scope) ?? 0) <= share) return;
+      const row = this.rows.get(other);
+      if (other !== id && row?.response !== undefined) this.remove(other, row);
+    }
+  }
+
+  /**
+   * Whether the scope holds `quota.max` live rows. Expired rows can wait behind a live one in
+   * `rows` (see expire), so a scope that looks full drops its own expired rows first: at most
+   * `max` rows looked at, and only for a caller at its bound.
+   */
+  private full(quota: KeyQuota, now: number): boolean {
+    const ids = this.perScope.get(quota.scope);
+    if (ids === undefined || ids.size < quota.max) return false;
+    for (const id of ids) {
+      const row = this.rows.get(id);
+      if (row !== undefined && row.expiresAt <= now) this.remove(id, row);
+    }
+    return ids.size >= quota.max;
   }
 
   /**

@@ -17,7 +17,13 @@ export function postgresKeyStore(
   return new SqlKeyStore(
     'postgres',
     table,
-    { bytes: 'BYTEA', bigint: 'BIGINT' },
+    {
+      bytes: 'BYTEA',
+      bigint: 'BIGINT',
+      addScope: async (run, table) => {
+        await run(`ALTER TABLE "${table}" ADD COLUMN IF NOT EXISTS scope TEXT`);
+      },
+    },
     async (): Promise<SqlRunner> => {
       const pg = (await import('pg')).default;
       const pool = new pg.Pool({

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SagawayError } from '../../core/errors.js';
-import type { Claim, RequestKeyStore, StoredResponse } from './store.js';
+import type { Claim, KeyQuota, RequestKeyStore, StoredResponse } from './store.js';
 
 /**
  * The request key store in a SQL table, shared by the SQLite and PostgreSQL adapters (which
@@ -9,6 +9,11 @@ import type { Claim, RequestKeyStore, StoredResponse } from './store.js';
  * wrote it. It is atomic in both databases, so replicas sharing the table never both take a
  * key. Times are the gateways' clocks (epoch ms), not the database's, so that a lock and a
  * retention mean the same on every replica as long as their clocks agree to a second or so.
+ *
+ * The per-caller quota is counted in that same INSERT (live rows of the scope, through an index
+ * on (scope, expires_at)), so a full scope inserts nothing. Requests of one caller that race
+ * (on one replica or several) may each see the count below the bound: the bound can be passed
+ * by the claims that run at the same instant, never by more.
  */
 
 /** One connection's way to run a statement with `$1`-numbered parameters and read its rows. */
@@ -22,6 +27,8 @@ export interface SqlDialect {
   bytes: string;
   /** a 64-bit integer (epoch milliseconds) */
   bigint: string;
+  /** add the column `scope` to a table made before it existed (a no-op when it is there); `run` runs a statement */
+  addScope(run: (sql: string) => Promise<Record<string, unknown>[]>, table: string): Promise<void>;
 }
 
 interface Row {
@@ -86,21 +93,24 @@ export class SqlKeyStore implements RequestKeyStore {
     const ddl = [
       `CREATE TABLE IF NOT EXISTS ${this.t} (id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, owner TEXT NOT NULL, ` +
         `done INTEGER NOT NULL DEFAULT 0, status INTEGER, headers TEXT, body ${bytes}, ` +
-        `omitted INTEGER NOT NULL DEFAULT 0, expires_at ${bigint} NOT NULL)`,
+        `omitted INTEGER NOT NULL DEFAULT 0, expires_at ${bigint} NOT NULL, scope TEXT)`,
       `CREATE INDEX IF NOT EXISTS "${this.table}_exp" ON ${this.t} (expires_at)`,
     ];
-    for (const sql of ddl) {
-      // Two PostgreSQL replicas creating the table at once: one of them sees a duplicate, and the
-      // second try finds the table there.
-      await db.query(sql, []).catch((err: unknown) => {
+    // Two PostgreSQL replicas creating the table (or adding its column) at once: one of them
+    // sees a duplicate, and the second try finds it there.
+    const run = (sql: string) =>
+      db.query(sql, []).catch((err: unknown) => {
         const code = ((err as { cause?: { code?: string } }).cause ?? {}).code;
-        if (code === '23505' || code === '42P07' || code === '42710') return db.query(sql, []);
+        if (code === '23505' || code === '42P07' || code === '42710' || code === '42701') return db.query(sql, []);
         throw err;
       });
-    }
+    for (const sql of ddl) await run(sql);
+    // a table made by an older version has no scope column (its rows then count for no caller)
+    await this.dialect.addScope(run, this.table);
+    await run(`CREATE INDEX IF NOT EXISTS "${this.table}_scope" ON ${this.t} (scope, expires_at)`);
   }
 
-  async claim(id: string, fingerprint: string, now: number, lockUntil: number): Promise<Claim> {
+  async claim(id: string, fingerprint: string, now: number, lockUntil: number, quota?: KeyQuota): Promise<Claim> {
     if (++this.claims >= PRUNE_EVERY) {
       this.claims = 0;
       // in the background: a claim never waits for it, and a failure only delays it
@@ -110,19 +120,26 @@ export class SqlKeyStore implements RequestKeyStore {
     const owner = randomUUID();
     // A row that vanishes between the two statements (pruned, released) is claimed on the next turn.
     for (let attempt = 0; attempt < 3; attempt++) {
+      // INSERT ... SELECT so that a full scope selects no row; CAST types the parameters for PostgreSQL
       const taken = await db.query(
-        `INSERT INTO ${this.t} (id, fingerprint, owner, done, status, headers, body, omitted, expires_at) ` +
-          `VALUES ($1, $2, $3, 0, NULL, NULL, NULL, 0, $4) ON CONFLICT (id) DO UPDATE SET ` +
-          `fingerprint = excluded.fingerprint, owner = excluded.owner, done = 0, status = NULL, headers = NULL, ` +
-          `body = NULL, omitted = 0, expires_at = excluded.expires_at WHERE ${this.t}.expires_at <= $5 RETURNING owner`,
-        [id, fingerprint, owner, lockUntil, now],
+        `INSERT INTO ${this.t} (id, fingerprint, owner, done, status, headers, body, omitted, expires_at, scope) ` +
+          `SELECT $1, $2, $3, 0, NULL, NULL, NULL, 0, CAST($4 AS ${this.dialect.bigint}), $6 WHERE ` +
+          `(SELECT COUNT(*) FROM (SELECT 1 FROM ${this.t} WHERE scope = $6 AND expires_at > $5 LIMIT $7) AS live) < $7 ` +
+          `ON CONFLICT (id) DO UPDATE SET fingerprint = excluded.fingerprint, owner = excluded.owner, done = 0, ` +
+          `status = NULL, headers = NULL, body = NULL, omitted = 0, expires_at = excluded.expires_at, ` +
+          `scope = excluded.scope WHERE ${this.t}.expires_at <= $5 RETURNING owner`,
+        // no quota: a NULL scope matches no row, so the count is 0 < 1
+        [id, fingerprint, owner, lockUntil, now, quota?.scope ?? null, quota?.max ?? 1],
       );
       if (taken.length > 0) return { kind: 'claimed', owner };
       const [row] = (await db.query(
         `SELECT fingerprint, done, status, headers, body, omitted, expires_at FROM ${this.t} WHERE id = $1`,
         [id],
       )) as unknown as Row[];
-      if (row === undefined || Number(row.expires_at) <= now) continue;
+      if (row === undefined || Number(row.expires_at) <= now) {
+        if (quota !== undefined && (await this.full(db, quota, now))) return { kind: 'exhausted' };
+        continue;
+      }
       if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
       if (Number(row.done) !== 1) return { kind: 'running' };
       return { kind: 'done', response: responseOf(row) };
@@ -157,6 +174,15 @@ export class SqlKeyStore implements RequestKeyStore {
     const opened = this.opened;
     this.opened = undefined;
     if (opened) await (await opened.catch(() => undefined))?.close();
+  }
+
+  /** Whether `quota.scope` holds `quota.max` live rows. */
+  private async full(db: SqlRunner, quota: KeyQuota, now: number): Promise<boolean> {
+    const [row] = await db.query(
+      `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${this.t} WHERE scope = $1 AND expires_at > $2 LIMIT $3) AS live`,
+      [quota.scope, now, quota.max],
+    );
+    return Number(row?.n) >= quota.max;
   }
 
   /** Delete up to one batch of expired rows, oldest first. */

@@ -10,7 +10,14 @@ export function sqliteKeyStore(file: string, table: string, onPruneError: (err: 
   return new SqlKeyStore(
     'sqlite',
     table,
-    { bytes: 'BLOB', bigint: 'INTEGER' },
+    {
+      bytes: 'BLOB',
+      bigint: 'INTEGER',
+      async addScope(run, table) {
+        const columns = await run(`SELECT name FROM pragma_table_info('${table}')`);
+        if (!columns.some((c) => c.name === 'scope')) await run(`ALTER TABLE "${table}" ADD COLUMN scope TEXT`);
+      },
+    },
     async (): Promise<SqlRunner> => {
       const db = await openSqlite(file);
       db.exec('PRAGMA busy_timeout = 5000');

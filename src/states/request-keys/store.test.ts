@@ -56,3 +56,44 @@ test('memory request keys: over the bound, stored responses go before a claim wh
   assert.deepEqual(await s.claim('v', 'fp', 2, 1002), { kind: 'running' }, 'the running claim is kept: no second run');
   assert.equal((await s.claim('x1', 'fp', 2, 1002)).kind, 'claimed', 'the oldest stored response went instead');
 });
+
+test('sqlite request keys: a table made before the scope column gets it, and its old rows still replay', async () => {
+  const file = join(dir, 'old.db');
+  const { openSqlite } = await import('../sqlite-driver.js');
+  const old = await openSqlite(file);
+  // the table as the version before the per-caller quota made it
+  old.exec(
+    'CREATE TABLE "todos_reqkeys" (id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, owner TEXT NOT NULL, ' +
+      'done INTEGER NOT NULL DEFAULT 0, status INTEGER, headers TEXT, body BLOB, ' +
+      'omitted INTEGER NOT NULL DEFAULT 0, expires_at INTEGER NOT NULL)',
+  );
+  old.exec(`INSERT INTO "todos_reqkeys" VALUES ('k', 'fp', 'o', 1, 201, '{}', x'7b7d', 0, 9000000000000000)`);
+  old.close();
+  const s = sqliteKeyStore(file, 'todos_reqkeys', () => undefined);
+  try {
+    await s.init();
+    assert.equal((await s.claim('k', 'fp', 1, 1001, { scope: 'a', max: 1 })).kind, 'done');
+    assert.equal((await s.claim('n', 'fp', 1, 1001, { scope: 'a', max: 1 })).kind, 'claimed');
+    assert.equal((await s.claim('m', 'fp', 1, 1001, { scope: 'a', max: 1 })).kind, 'exhausted');
+  } finally {
+    await s.close();
+  }
+});
+
+test("memory request keys: one caller's stored bodies take an eighth of the bytes at most; its own oldest go, not others'", async () => {
+  const s = new MemoryKeyStore({ maxBytes: 800 });
+  const stored = (n: number) => ({ status: 200, headers: {}, body: Buffer.alloc(n), omitted: false });
+  const put = async (id: string, scope: string, n: number) => {
+    const c = await s.claim(id, 'fp', 0, 1000, { scope, max: 1000 });
+    assert.equal(c.kind, 'claimed');
+    await s.complete(id, c.kind === 'claimed' ? c.owner : '', stored(n), 5000);
+  };
+  await put('victim', 'v', 90);
+  for (let i = 0; i < 20; i++) await put(`flood-${i}`, 'f', 40);
+  assert.equal((await s.claim('victim', 'fp', 1, 1001)).kind, 'done', "the victim's stored response stays");
+  assert.equal((await s.claim('flood-19', 'fp', 1, 1001)).kind, 'done', "the flooder's newest stays");
+  assert.equal((await s.claim('flood-0', 'fp', 1, 1001)).kind, 'claimed', "the flooder's oldest went");
+  // 100 bytes per scope at most: the flooder keeps its two newest 40-byte bodies
+  assert.equal((await s.claim('flood-17', 'fp', 1, 1001)).kind, 'claimed');
+  assert.equal((await s.claim('flood-18', 'fp', 1, 1001)).kind, 'done');
+});

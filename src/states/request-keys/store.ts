@@ -30,7 +30,19 @@ export type Claim =
   /** the key was used for a different request (another fingerprint), finished or not */
   | { kind: 'mismatch' }
   /** the same request has ended: its response */
-  | { kind: 'done'; response: StoredResponse };
+  | { kind: 'done'; response: StoredResponse }
+  /** the key is new and its caller already holds `quota.max` live keys: nothing was taken */
+  | { kind: 'exhausted' };
+
+/**
+ * The per-caller bound of a claim: a new key is taken only while fewer than `max` live rows
+ * carry `scope` (an opaque hash of the caller, never the caller in clear). A key the caller
+ * already holds is answered as usual (a replay, 409, 422) however many it holds.
+ */
+export interface KeyQuota {
+  scope: string;
+  max: number;
+}
 
 /** A store of request keys. */
 export interface RequestKeyStore {
@@ -38,8 +50,11 @@ export interface RequestKeyStore {
   readonly kind: string;
   /** open the store and create its table when missing */
   init(): Promise<void>;
-  /** Take `id` for a request with `fingerprint` unless a live row holds it; the row lives until `lockUntil`. */
-  claim(id: string, fingerprint: string, now: number, lockUntil: number): Promise<Claim>;
+  /**
+   * Take `id` for a request with `fingerprint` unless a live row holds it; the row lives until
+   * `lockUntil`. With a `quota`, a new key is refused (`exhausted`) when the scope is full.
+   */
+  claim(id: string, fingerprint: string, now: number, lockUntil: number, quota?: KeyQuota): Promise<Claim>;
   /** Store the response of the request that claimed `id`; false when the claim was lost (its lock passed and another request took the key). */
   complete(id: string, owner: string, response: StoredResponse, expiresAt: number): Promise<boolean>;
   /** Forget `id` (the request did not run), if `owner` still holds it. */

@@ -41,14 +41,22 @@ export class OutcomeReader {
     });
   }
 
-  /** The status of run `id` (a run id, else a correlation id) for the caller `scope`; 503 when the broker is away. */
-  async lookup(scope: string, id: string): Promise<OutcomeStatus | undefined> {
+  /**
+   * The status of run `id` (a run id, else with `byCorrelation` a correlation id: see
+   * runner/status.ts LookupOptions) for the caller `scope`; 503 when the broker is away.
+   */
+  async lookup(
+    scope: string,
+    id: string,
+    options: { byCorrelation?: boolean } = {},
+  ): Promise<OutcomeStatus | undefined> {
     if (this.runners.length === 0) return undefined;
     if (!this.system.isConnected) {
       throw new SagawayError('RUNNER_UNAVAILABLE', `the broker of system "${this.system.name}" is not reachable`);
     }
     const run = await this.first(outcomeKey(scope, id), decodeOutcome);
     if (run) return this.view(run);
+    if (options.byCorrelation !== true) return undefined;
     const index = await this.first(correlationKey(scope, id), decodeIndex);
     if (!index) return undefined;
     const byCorrelation = await this.first(outcomeKey(scope, index.requestId), decodeOutcome);
