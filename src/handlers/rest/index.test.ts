@@ -122,6 +122,19 @@ describe('rest handler', () => {
     assert.deepEqual(JSON.parse(seen.body), { name: 'n' });
   });
 
+  test("a call that changes something carries the step's idempotency key; a safe one, or a key the step sets, does not get it", async () => {
+    const call = restHandler(fakeEnv(systems)).actions['CallRest']![0]!;
+    const seen = async (parameters: Record<string, unknown>) =>
+      ((await call({}, fakeCtx('inside', { path: '/echo', ...parameters }))) as { headers: Record<string, string> })
+        .headers;
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+      assert.equal((await seen({ method }))['idempotency-key'], 'run:step', method);
+    }
+    assert.equal((await seen({ method: 'GET' }))['idempotency-key'], undefined);
+    const own = await seen({ method: 'POST', headers: { 'Idempotency-Key': 'mine' } });
+    assert.equal(own['idempotency-key'], 'mine');
+  });
+
   test('an unknown, missing or non-http domain fails DOMAIN_NOT_FOUND', async () => {
     const call = restHandler(fakeEnv(systems)).actions['CallRest']![0]!;
     for (const domain of ['nope', undefined, 'bus', 'local', '__proto__', 'constructor']) {

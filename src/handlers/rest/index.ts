@@ -24,6 +24,12 @@ export function httpSystem(settings: Settings, domain: string | undefined): Http
   return system;
 }
 
+/** Methods that change nothing upstream, so they carry no Idempotency-Key. */
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Visible ASCII without spaces, as Idempotency-Key values are written. */
+const HEADER_SAFE = /^[\x21-\x7e]{1,512}$/;
+
 /** A rest handler factory with injected client options (tests inject DNS lookup and connect steps). */
 export function createRestHandler(options: RestClientOptions = {}): HandlerFactory {
   return (env: HandlerEnv): HandlerDefinition => {
@@ -41,6 +47,12 @@ export function createRestHandler(options: RestClientOptions = {}): HandlerFacto
     const callRest = async (input: unknown, ctx: ActionContext): Promise<unknown> => {
       const system = httpSystem(env.settings, ctx.domain);
       const request = buildRequest(system, ctx.parameters, input);
+      // A retried try, a redelivered event or a resumed undo sends the same key: an upstream
+      // that honours Idempotency-Key applies the call once. A key the step sets itself wins.
+      // (Step ids are free text: a key that is not a plain header value is not sent.)
+      if (!SAFE_METHODS.has(request.method) && HEADER_SAFE.test(ctx.idempotencyKey)) {
+        request.headers['idempotency-key'] ??= ctx.idempotencyKey;
+      }
       const response = await clientFor(system).send(request, ctx.signal, ctx.log);
       return response.body;
     };
