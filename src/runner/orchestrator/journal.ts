@@ -180,8 +180,8 @@ export class Journal {
 
   /**
    * Make sure the run's record exists: write its start record now if it is not written yet, and
-   * wait for it. A new kind of write to a run's record (an update naming `entry.version`) must
-   * call this first, or, better, carry its fields into the first write the way stepper() does.
+   * wait for it. The run's own writes need not call it: write() (stepper, unwinder) carries the
+   * start record into the first of them. For a caller that must know the record exists.
    */
   started(entry: JournalEntry): Promise<void> {
     return this.writeStart(entry);
