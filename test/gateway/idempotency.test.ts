@@ -181,6 +181,41 @@ test('a malformed key is 400 IDEMPOTENCY_KEY_INVALID and nothing runs; 255 chara
   });
 });
 
+test('the header twice (Node joins the copies into "a, b") is 400 IDEMPOTENCY_KEY_INVALID and nothing runs', async () => {
+  const service = orders();
+  await withGateway(service, async (gw) => {
+    const { port } = await gw.listen(0, '127.0.0.1');
+    const body = JSON.stringify({ sku: 'A' });
+    // Node's client sends an array value as two header lines, as a client repeating the header would.
+    const send = (key: string | string[]) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = httpRequest(
+          {
+            port,
+            host: '127.0.0.1',
+            method: 'POST',
+            path: '/api/request/orders',
+            headers: { 'content-type': 'application/json', 'x-api-key': KEY_A, 'idempotency-key': key },
+          },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (c: string) => (text += c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    const twice = await send(['key-one', 'key-two']);
+    assert.equal(twice.status, 400);
+    assert.equal(JSON.parse(twice.body).code, 'IDEMPOTENCY_KEY_INVALID');
+    assert.match(JSON.parse(twice.body).detail, /more than one Idempotency-Key/);
+    assert.equal(service.calls.length, 0, 'nothing ran');
+    assert.equal((await send('key-one, key-two')).status, 201, 'one header holding a comma is one key');
+  });
+});
+
 test('GET ignores the key; failures are stored, a run no runner took is not (the retry runs)', async () => {
   const results: SagaResult[] = [
     { outcome: 'FAIL', http: 409, error: { code: 'OUT_OF_STOCK', message: 'none left', http: 409 } },

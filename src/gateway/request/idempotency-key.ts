@@ -73,10 +73,34 @@ interface Pending {
   notRun?: boolean;
 }
 
-/** The key of a request: undefined when it has none, `{ invalid }` (saying why) when the header is malformed. */
-export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined | { invalid: string } {
+const REPEATED = { invalid: 'the request has more than one Idempotency-Key header' };
+
+/**
+ * Whether a header line comes more than once in `rawHeaders` (name, value, name, value, ...).
+ * Node joins repeated unknown headers into one value (`a, b`), which would pass as a key.
+ */
+export function headerRepeated(rawHeaders: readonly string[], lowerName: string): boolean {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length !== lowerName.length || name.toLowerCase() !== lowerName) continue;
+    if (seen) return true;
+    seen = true;
+  }
+  return false;
+}
+
+/**
+ * The key of a request: undefined when it has none, `{ invalid }` (saying why) when the header is
+ * malformed or comes twice (`rawHeaders`, when given, tells: Node has joined the copies by then).
+ */
+export function parseIdempotencyKey(
+  header: string | string[] | undefined,
+  rawHeaders?: readonly string[],
+): string | undefined | { invalid: string } {
   if (header === undefined) return undefined;
-  if (Array.isArray(header)) return { invalid: 'the request has more than one Idempotency-Key header' };
+  if (Array.isArray(header)) return REPEATED;
+  if (rawHeaders !== undefined && headerRepeated(rawHeaders, 'idempotency-key')) return REPEATED;
   let key = header;
   // The draft defines the field as a structured-field string ("..."); a bare token is accepted too.
   if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) {
@@ -130,7 +154,7 @@ export class IdempotencyKeys {
    */
   async begin(request: FastifyRequest, reply: FastifyReply, admitted: Admitted): Promise<boolean> {
     if (!KEYED_METHODS.has(request.method)) return true;
-    const key = parseIdempotencyKey(request.headers['idempotency-key']);
+    const key = parseIdempotencyKey(request.headers['idempotency-key'], request.raw.rawHeaders);
     if (key === undefined) return true;
     if (typeof key !== 'string') {
       sendProblem(reply, problemFor('IDEMPOTENCY_KEY_INVALID', request.id, key.invalid));
