@@ -43,6 +43,8 @@ export type Report = (
 const ms = (v: unknown, fallback: number) => parseDuration(v) ?? fallback;
 /** Upper bound of runners.R.statusMaxSize: NATS' default max_payload. */
 const MAX_STATUS_BYTES = 1024 * 1024;
+/** Shortest `gateway.auth.jwt.secret`, in bytes (UTF-8): 256 bits. */
+export const MIN_HS_SECRET_BYTES = 32;
 /** How long a finished run stays in the journal unless `journalRetention` says otherwise: 7 days. */
 export const DEFAULT_JOURNAL_RETENTION_MS = 7 * 24 * 3600_000;
 
@@ -93,6 +95,17 @@ export function compileSettings(
     const jwt = raw.gateway.auth.jwt;
     const keys = [jwt.secret, jwt.publicKey, jwt.jwksUrl].filter((k) => k !== undefined).length;
     if (keys !== 1) report(file, at('gateway', 'auth', 'jwt'), 'set exactly one of secret, publicKey, jwksUrl');
+    // RFC 7518 §3.2: an HMAC key at least as long as the hash (256 bits for HS256). A short one
+    // can be found offline from any token it signed. The message never holds the secret.
+    const secretBytes = jwt.secret === undefined ? undefined : Buffer.byteLength(jwt.secret, 'utf8');
+    if (secretBytes !== undefined && secretBytes < MIN_HS_SECRET_BYTES) {
+      report(
+        file,
+        at('gateway', 'auth', 'jwt', 'secret'),
+        `the secret has ${secretBytes} bytes; HS256/384/512 needs at least ${MIN_HS_SECRET_BYTES} ` +
+          '(RFC 7518 §3.2), e.g. `openssl rand -base64 48`',
+      );
+    }
   }
   const values: Record<string, string> = {};
   for (const [k, v] of Object.entries(raw.values ?? {})) if (!isForbiddenKey(k)) values[k] = String(v);

@@ -17,7 +17,7 @@ import { sagaway } from './spawn.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sagaway-token-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-const SECRET = `dev-secret-${process.pid}-0123456789abcdef`;
+const SECRET = `dev-secret-${process.pid}-0123456789abcdef-0123456789`;
 
 const config = (auth: string) => `gateway:
   auth: ${auth}
@@ -94,6 +94,22 @@ describe('sagaway token', () => {
     assert.equal(r2.status, 2, r2.stderr);
     assert.equal(r2.stdout, '');
     assert.match(r2.stderr, /no HS secret is configured/);
+  });
+
+  test('a secret shorter than 32 bytes: refused with the place in the file, no token, the secret never printed', () => {
+    const weak = 'only-31-bytes-of-secret-0123456';
+    assert.equal(Buffer.byteLength(weak), 31);
+    const r = sagaway(['token', '--config', file, '--sub', 'alice'], { TOKEN_TEST_SECRET: weak });
+    assert.notEqual(r.status, 0);
+    assert.equal(r.stdout, '', 'no token printed');
+    assert.match(
+      r.stderr,
+      /hs\.yaml:2:\d+ gateway\.auth\.jwt\.secret: the secret has 31 bytes; HS256\/384\/512 needs at least 32/,
+    );
+    assert.ok(!r.stderr.includes(weak), 'the secret is never printed');
+    // 32 bytes, counted in UTF-8 bytes (16 two-byte characters), are enough.
+    const ok = sagaway(['token', '--config', file, '--sub', 'alice'], { TOKEN_TEST_SECRET: 'é'.repeat(16) });
+    assert.equal(ok.status, 0, ok.stderr);
   });
 
   test('--sub is required; --ttl is bounded', () => {

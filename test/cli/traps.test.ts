@@ -57,7 +57,7 @@ describe('trap: an API that is neither public nor covered by auth', () => {
     const withAuth = join(dir, 'with-auth.yaml');
     writeFileSync(
       withAuth,
-      CONFIG.replace('gateway:\n', 'gateway:\n  auth: { jwt: { secret: s3cret-s3cret-s3cret } }\n'),
+      CONFIG.replace('gateway:\n', 'gateway:\n  auth: { jwt: { secret: s3cret-s3cret-s3cret-s3cret-s3cret } }\n'),
     );
     const r = sagaway(['validate', '--config', withAuth]);
     assert.equal(r.status, 0, r.stderr);

@@ -50,7 +50,7 @@ describe('runnable blocks of docs/', () => {
           LOG_LEVEL: 'warn',
           // What the documented configurations read with ${env:...} (validate connects to nothing).
           DATABASE_URL: 'postgres://127.0.0.1:5432/test',
-          JWT_SECRET: 'a-secret-for-the-docs-test',
+          JWT_SECRET: 'a-secret-for-the-docs-test-of-32-bytes-or-more',
           SAGAWAY_CURSOR_KEY: '0123456789abcdef0123456789abcdef',
         },
         timeoutMs: 60_000,
