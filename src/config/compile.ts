@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { isForbiddenKey } from '../core/path.js';
 import { parseDuration, parseSize } from '../core/units.js';
@@ -87,6 +88,35 @@ export function compileSettings(
   const consolePath = gateway.console?.path ?? DEFAULT_CONSOLE.path;
   if (/^\/(?:api|healthz|readyz|metrics)(?:\/|$)/.test(consolePath)) {
     report(file, at('gateway', 'console', 'path'), `"${consolePath}" is a route of the gateway itself`);
+  }
+  const trusted = gateway.trustProxy;
+  if (trusted !== false && gateway.console?.roles.length === 0 && raw.gateway?.console?.enabled !== false) {
+    if (raw.gateway?.console?.enabled === true) {
+      report(
+        file,
+        at('gateway', 'console', 'enabled'),
+        'behind a proxy (gateway.trustProxy) the console needs gateway.console.roles: a proxy on this ' +
+          'machine would make every client look local',
+      );
+    } else {
+      report(
+        file,
+        at('gateway', 'trustProxy'),
+        'the console is off: behind a proxy it needs gateway.console.roles (or set gateway.console.enabled: false)',
+        'warning',
+      );
+    }
+  }
+  if (Array.isArray(trusted)) {
+    trusted.forEach((entry, i) => {
+      if (!isProxyAddress(entry)) {
+        report(
+          file,
+          at('gateway', 'trustProxy', i),
+          `"${entry}" is not an address, a CIDR (10.0.0.0/8, fd00::/8) or loopback, linklocal, uniquelocal`,
+        );
+      }
+    });
   }
   for (const [name, message] of limitIssues(gateway.limits, raw.gateway?.limits)) {
     report(file, at('gateway', 'limits', name), message);
@@ -188,7 +218,9 @@ function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings {
     },
     openapi: g.openapi ?? true,
     console: {
-      enabled: g.console?.enabled ?? DEFAULT_CONSOLE.enabled,
+      // Behind a proxy the console has no loopback-only mode (docs/console.md, Access): without
+      // roles it is off unless the file asks for it (then compileSettings refuses the file).
+      enabled: g.console?.enabled ?? (g.trustProxy && !g.console?.roles?.length ? false : DEFAULT_CONSOLE.enabled),
       roles: g.console?.roles ?? DEFAULT_CONSOLE.roles,
       path: g.console?.path ?? DEFAULT_CONSOLE.path,
       sample: g.console?.sample ?? DEFAULT_CONSOLE.sample,
@@ -400,4 +432,25 @@ function deepFreeze<T>(value: T): T {
     for (const v of Object.values(value)) deepFreeze(v);
   }
   return value;
+}
+
+/** Names fastify's trustProxy (proxy-addr) accepts for address ranges. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * Whether a `gateway.trustProxy` entry is one fastify (proxy-addr) takes: an address, an address
+ * with a prefix length (`/0` would trust every address, which is `true` without its one-hop
+ * bound: refused), or a named range. Checked here so a typo is a located error, not a throw at start.
+ */
+export function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.has(entry)) return true;
+  const slash = entry.lastIndexOf('/');
+  const address = slash < 0 ? entry : entry.slice(0, slash);
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (slash < 0) return true;
+  const prefix = entry.slice(slash + 1);
+  if (!/^\d{1,3}$/.test(prefix)) return false;
+  const bits = Number(prefix);
+  return bits > 0 && bits <= (family === 4 ? 32 : 128);
 }

@@ -358,10 +358,13 @@ export const GatewaySchema = Type.Object(
       Type.String({ description: 'address to listen on; default 127.0.0.1 (this machine), 0.0.0.0 in containers' }),
     ),
     trustProxy: Type.Optional(
-      Type.Boolean({
-        description:
-          'behind one reverse proxy: the client address is the last X-Forwarded-For entry (the one the proxy appended); default false',
-      }),
+      Type.Union(
+        [Type.Boolean(), Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 256 })],
+        {
+          description:
+            'behind reverse proxies: a list of their addresses or CIDRs (also loopback, linklocal, uniquelocal), the client being the last X-Forwarded-For entry not from one of them; true trusts whatever connects as one proxy (the last entry); default false',
+        },
+      ),
     ),
     auth: Type.Optional(
       Type.Object(

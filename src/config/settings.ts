@@ -129,7 +129,8 @@ export interface IdempotencySettings {
 export interface GatewaySettings {
   port?: number;
   host: string;
-  trustProxy: boolean;
+  /** proxies that may name the client: false, true (one hop, whatever connects), or their addresses/CIDRs */
+  trustProxy: boolean | readonly string[];
   auth: AuthSettings;
   apis: readonly ApiSettings[];
   stream: StreamSettings;

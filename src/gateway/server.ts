@@ -28,6 +28,7 @@ import { openIdempotencyKeys } from './request/idempotency-key.js';
 import { SagaRoutes } from './apis/saga-routes.js';
 import { unmappedSagaPaths } from './apis/route-check.js';
 import { registerStatic } from './http/static.js';
+import { fastifyTrustProxy, trustProxyWarning } from './http/trust-proxy.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerStatusRoute, type StatusSource } from './http/status-route.js';
 import { StreamRegistry } from './stream/limits.js';
@@ -106,10 +107,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     // Fastify's own request lines include the URL with its query (access_token): we log our own.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: settings.limits.bodyLimit,
-    // One trusted proxy: the client is the address that proxy saw (the last X-Forwarded-For
-    // entry). `true` would take the first entry, which the client writes itself (a proxy appends
-    // after it), letting any client pick its address: rate counts, stream slots, anonymous scope.
-    trustProxy: settings.trustProxy ? (_address: string, hop: number) => hop < 1 : false,
+    // The listed proxies, or one hop for `true` (never fastify's own `true`: http/trust-proxy.ts).
+    trustProxy: fastifyTrustProxy(settings.trustProxy),
     requestIdHeader: false,
     genReqId: requestIdFor,
     routerOptions: { querystringParser: parseQuery, maxParamLength: 2048 },
@@ -268,7 +267,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     app,
     metrics,
     async listen(port?: number, host?: string): Promise<{ port: number }> {
-      await app.listen({ port: port ?? settings.port ?? 8080, host: host ?? settings.host });
+      const listenHost = host ?? settings.host;
+      const warning = trustProxyWarning(settings.trustProxy, listenHost);
+      if (warning !== undefined) app.log.warn({ host: listenHost }, warning);
+      await app.listen({ port: port ?? settings.port ?? 8080, host: listenHost });
       const address = app.server.address();
       return { port: typeof address === 'object' && address !== null ? address.port : (port ?? 0) };
     },

@@ -2,6 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config/load.js';
+import { DEFAULT_CONSOLE } from '../../src/config/settings.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { MASK } from '../../src/core/trace.js';
 import { createGateway } from '../../src/gateway/server.js';
@@ -62,32 +68,71 @@ test('loopback only without roles: other addresses, foreign Host names and proxi
   }
 });
 
-test('trustProxy: a client-written X-Forwarded-For hop (127.0.0.1 before its real address) is not loopback', async () => {
+test('trustProxy without roles: the console is off (a warning says why); asked for, the file is refused', async () => {
   const c = await consoleGateway(CONSOLE_CONFIG.replace('gateway:\n', 'gateway:\n  trustProxy: true\n'));
   try {
-    const get = (xff: string) =>
-      c.gw.app.inject({
-        method: 'GET',
-        url: '/console/api/model',
-        headers: { host: 'localhost:8080', 'x-forwarded-for': xff },
-        remoteAddress: '127.0.0.1',
-      });
-    // A proxy on this machine appends the real client (203.0.113.5) after what the client sent.
-    assert.equal((await get('127.0.0.1, 203.0.113.5')).statusCode, 404, 'spoofed first hop');
-    assert.equal((await get('203.0.113.5')).statusCode, 404);
-    assert.equal((await get('127.0.0.1')).statusCode, 200, 'a local client through a local proxy');
-    const proxied = (headers: Record<string, string>) =>
-      c.gw.app.inject({
-        method: 'GET',
-        url: '/console/api/model',
-        headers: { host: 'localhost:8080', ...headers },
-        remoteAddress: '127.0.0.1',
-      });
-    assert.equal((await proxied({ 'x-real-ip': '203.0.113.5' })).statusCode, 404, 'a proxy sending X-Real-IP only');
-    assert.equal((await proxied({ forwarded: 'for=203.0.113.5' })).statusCode, 404, 'a proxy sending Forwarded only');
-    assert.equal((await proxied({ 'x-real-ip': '127.0.0.1' })).statusCode, 200);
+    assert.equal(c.h.settings.gateway.console?.enabled, false);
+    const res = await c.gw.app.inject({
+      method: 'GET',
+      url: '/console/api/model',
+      headers: { host: 'localhost:8080', 'x-forwarded-for': '127.0.0.1' },
+      remoteAddress: '127.0.0.1',
+    });
+    assert.equal(res.statusCode, 404, 'even a local client through a local proxy');
   } finally {
     await c.close();
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'sagaway-console-proxy-'));
+  try {
+    const file = join(dir, 'sagaway.yaml');
+    writeFileSync(file, 'gateway:\n  trustProxy: [10.0.0.2]\n');
+    const { warnings } = await loadConfig(file);
+    assert.ok(
+      warnings.some((w) => /the console is off: behind a proxy it needs gateway\.console\.roles/.test(w.message)),
+    );
+    writeFileSync(file, 'gateway:\n  trustProxy: true\n  console: { enabled: true }\n');
+    await assert.rejects(
+      loadConfig(file),
+      /sagaway\.yaml:3:\d+ gateway\.console\.enabled: behind a proxy \(gateway\.trustProxy\) the console needs gateway\.console\.roles/,
+    );
+    writeFileSync(file, 'gateway:\n  trustProxy: true\n  console: { enabled: false }\n');
+    assert.deepEqual((await loadConfig(file)).warnings, [], 'switched off on purpose: nothing to say');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('behind a TCP forwarder on this machine (no X-Forwarded-For), a remote client is refused under trustProxy', async () => {
+  const h = await startTestHost(CONSOLE_CONFIG.replace('gateway:\n', 'gateway:\n  trustProxy: true\n'), {
+    files: { 'echo.mjs': ECHO_MODULE },
+    secrets,
+  });
+  // Settings made by code, with the console on and no roles: the gateway itself must refuse.
+  const settings = { ...h.settings, gateway: { ...h.settings.gateway, console: { ...DEFAULT_CONSOLE } } };
+  const gw = await createGateway({ settings, service: h.host, log: silentLogger(), traces: [h.host.traces] });
+  const { port } = await gw.listen(0, '127.0.0.1');
+  // What an stunnel, socat or ssh -L does: bytes piped both ways, no header added.
+  const forwarder = createServer((client) => {
+    const upstream = connect(port, '127.0.0.1');
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => forwarder.listen(0, '127.0.0.1', resolve));
+  const fport = (forwarder.address() as AddressInfo).port;
+  try {
+    for (const path of ['/console', '/console/api/model']) {
+      const res = await fetch(`http://localhost:${fport}${path}`);
+      assert.equal(res.status, 404, `${path} through the forwarder`);
+      assert.equal(((await res.json()) as { code: string }).code, 'NOT_FOUND');
+    }
+    const direct = await fetch(`http://localhost:${port}/console/api/model`);
+    assert.equal(direct.status, 404, 'nor directly: behind a proxy the console needs roles');
+    await direct.arrayBuffer();
+  } finally {
+    forwarder.close();
+    await gw.close();
+    await h.close();
   }
 });
 

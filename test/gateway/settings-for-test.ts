@@ -4,7 +4,7 @@ import type { GatewaySettings } from '../../src/config/settings.js';
 export interface GatewaySettingsInput {
   port?: number;
   host?: string;
-  trustProxy?: boolean;
+  trustProxy?: boolean | readonly string[];
   auth?: Partial<GatewaySettings['auth']>;
   apis?: GatewaySettings['apis'];
   stream?: Partial<GatewaySettings['stream']>;

@@ -6,7 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import type { ApiSettings } from '../../src/config/settings.js';
-import { delay, feedService, ok, ScriptedService, startGateway } from '../gateway/harness.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { createGateway } from '../../src/gateway/server.js';
+import { delay, feedService, ok, ScriptedService, settingsWith, startGateway } from '../gateway/harness.js';
+import { capturingLogger } from './inject-canary.js';
 
 /**
  * Issue 9, item 10: per-client rate limits on both forms. Over the limit a request is `429
@@ -209,5 +212,86 @@ test('trustProxy: the client is the address the proxy appended, not an X-Forward
     assert.equal(other.status, 200, 'another client behind the proxy has its own count');
   } finally {
     await close();
+  }
+});
+
+test('trustProxy as a list: rotating X-Forwarded-For from an unlisted peer is one client; a listed proxy names its clients', async () => {
+  const svc = new ScriptedService(() => ok({}));
+  const gw = await createGateway({
+    settings: settingsWith({
+      apis,
+      trustProxy: ['10.0.0.2', '192.168.7.0/24'],
+      limits: { rate: { max: 5, windowMs: 60_000 } },
+    }),
+    service: svc,
+    log: silentLogger(),
+  });
+  try {
+    const from = (remoteAddress: string, xff: string) =>
+      gw.app.inject({ url: '/api/request/a', headers: { 'x-forwarded-for': xff }, remoteAddress });
+    // A client that reaches the gateway directly writes a new address on every request.
+    let served = 0;
+    for (let i = 0; i < 300; i++) if ((await from('203.0.113.5', `198.51.100.${i % 250}`)).statusCode === 200) served++;
+    assert.equal(served, 5, 'one client: its own 5, whatever X-Forwarded-For says');
+    // Behind a listed proxy (an address, a CIDR) each named client has its own count.
+    for (let i = 0; i < 20; i++) {
+      const proxy = i % 2 === 0 ? '10.0.0.2' : '192.168.7.40';
+      assert.equal((await from(proxy, `spoof, 198.18.0.${i}`)).statusCode, 200, `client ${i} behind ${proxy}`);
+    }
+    // A chain of listed proxies: the client is the last entry not written by one of them.
+    const chained = () => from('10.0.0.2', '198.18.1.1, 192.168.7.9');
+    for (let i = 0; i < 5; i++) assert.equal((await chained()).statusCode, 200);
+    assert.equal((await chained()).statusCode, 429, '198.18.1.1 behind two proxies is one client');
+  } finally {
+    await gw.close();
+  }
+});
+
+test('trustProxy: true warns at start when the gateway listens beyond this machine; a list or loopback does not', async () => {
+  const warnings = async (trustProxy: boolean | string[], host: string) => {
+    const { log, lines } = capturingLogger();
+    const gw = await createGateway({
+      settings: settingsWith({ apis, trustProxy }),
+      service: new ScriptedService(() => ok({})),
+      log,
+    });
+    try {
+      await gw.listen(0, host);
+    } finally {
+      await gw.close();
+    }
+    return lines.filter((l) => l.includes('trustProxy'));
+  };
+  const wide = await warnings(true, '0.0.0.0');
+  assert.equal(wide.length, 1);
+  assert.equal(JSON.parse(wide[0]!).level, 40, 'logged at warn');
+  assert.match(wide[0]!, /listens on 0\.0\.0\.0: any client that connects directly chooses its own address/);
+  assert.deepEqual(await warnings(true, '127.0.0.1'), []);
+  assert.deepEqual(await warnings(['127.0.0.1'], '0.0.0.0'), []);
+  assert.deepEqual(await warnings(false, '0.0.0.0'), []);
+});
+
+test('trustProxy in a file: a list of addresses and CIDRs; anything else is an error at its place', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sagaway-trust-'));
+  try {
+    const write = (name: string, trustProxy: unknown) => {
+      const f = join(dir, name);
+      writeFileSync(f, JSON.stringify({ gateway: { trustProxy, console: { enabled: false } } }));
+      return f;
+    };
+    const list = ['10.0.0.2', '10.1.0.0/16', 'fd00::/8', '::1', 'loopback'];
+    assert.deepEqual((await loadConfig(write('ok.json', list))).settings.gateway.trustProxy, list);
+    for (const bad of [['10.0.0.300'], ['10.0.0.0/33'], ['0.0.0.0/0'], ['proxy.example'], ['10.0.0.0/x'], []]) {
+      await assert.rejects(
+        loadConfig(write('bad.json', bad)),
+        (err: Error) => {
+          if (bad.length > 0) assert.match(err.message, /gateway\.trustProxy\[0\]: ".*" is not an address, a CIDR/);
+          return true;
+        },
+        JSON.stringify(bad),
+      );
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

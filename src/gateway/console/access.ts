@@ -12,9 +12,11 @@ import { problemFor, sendProblem } from '../http/problem.js';
  * authenticated exactly as for an API (bearer token, the token cookie, or X-API-Key). Without
  * `roles`, only this machine may: the client's address must be a loopback address, the Host
  * header must name this machine (a page of another site that resolves its own name to 127.0.0.1,
- * DNS rebinding, is refused), and, unless `trustProxy` is on, the request must carry no
- * forwarding header (a reverse proxy on the same machine would make every client look local).
- * Everyone else gets the gateway's plain 404, as if there were no console.
+ * DNS rebinding, is refused), and the request must carry no forwarding header (a reverse proxy
+ * on the same machine would make every client look local). Under `trustProxy` there is no such
+ * mode: roles are needed (a local proxy that adds no X-Forwarded-For, a TCP forwarder, would pass
+ * every remote client as loopback). Everyone else gets the gateway's plain 404, as if there were
+ * no console.
  */
 
 const LOOPBACK = new BlockList();
@@ -79,10 +81,12 @@ function consoleApi(settings: ConsoleSettings): CompiledApi {
 /** The onRequest check of every console route. */
 export function consoleGuard(ctx: GatewayContext, settings: ConsoleSettings): onRequestHookHandler {
   const api = consoleApi(settings);
-  const trustProxy = ctx.settings.trustProxy;
+  // The config compiler turns a console without roles off under trustProxy; this holds for
+  // settings made by code.
+  const behindProxy = ctx.settings.trustProxy !== false;
   return function guard(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
     if (settings.roles.length === 0) {
-      if (isLocalRequest(request, trustProxy)) done();
+      if (!behindProxy && isLocalRequest(request, false)) done();
       else sendProblem(reply, problemFor('NOT_FOUND', request.id, 'no route serves this path'));
       return;
     }
