@@ -1,3 +1,4 @@
+/* global clearTimeout */
 // The fault suite's processes: a NATS server and a PostgreSQL cluster of its own (free ports,
 // loopback, temporary folders), and sagaway's gateways, orchestrator replicas and worker as
 // separate OS processes that can be killed (-9) and started again with the same arguments.

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+/* global fetch */
 // The fault suite (issue 26), on demand: `npm run chaos` (builds, then runs this file).
 //   node bench/chaos/run.mjs [--only replica,worker,gateway,nats,postgres] [--rate 60]
 //                            [--seconds 20] [--fault-at 6] [--down 5] [--json FILE]

@@ -1,3 +1,4 @@
+/* global clearTimeout */
 // The worker's handler of the fault suite: an order's steps. Every execution appends one line to
 // $CHAOS_LOG (executions per step key: at least once is allowed), and its effect is a ledger row
 // keyed by the step's idempotency key, written with that key (the documented way to apply an
