@@ -146,8 +146,13 @@ export class Sagaway {
     return proc;
   }
 
-  async stop() {
+  /** Stop every process; the last log lines of each go to `logDir` (for a look afterwards). */
+  async stop(logDir) {
     await Promise.all(this.procs.map((p) => p.stop()));
+    if (logDir) {
+      for (const p of this.procs)
+        await writeFile(join(logDir, `${p.name}.log`), p.tail.join('\n')).catch(() => undefined);
+    }
     await rm(this.dir, { recursive: true, force: true });
   }
 }

@@ -11,6 +11,7 @@
 // seconds later, lets the clients' retries end, and checks every order (check.mjs). Prints one
 // table per scenario. Nothing here touches the machine's shared NATS or PostgreSQL.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -126,7 +127,12 @@ function configFor(prefix, natsUrl, pgUrl) {
                 id: 'reserve',
                 type: 'event',
                 eventMeta: meta('Reserve'),
-                compensate: { eventMeta: meta('Release') },
+                // the undo's own retry: a worker that is down for a few seconds does not leave
+                // the order reserved (the unwind's budget is the saga's timeout)
+                compensate: {
+                  eventMeta: meta('Release'),
+                  retry: { attempts: 20, backoff: '250ms', maxBackoff: '1s', on: ['FAIL', 'TIMEOUT'] },
+                },
                 links: [
                   { to: 'charge', when: ['SUCCESS'] },
                   { to: 'failed', when: ['*'] },
@@ -219,11 +225,13 @@ async function scenario(name, nats, pg) {
     return f;
   } finally {
     await pgc.end().catch(() => undefined);
-    await cluster.stop();
+    const logs = join(ROOT, '.tmp', prefix);
+    await mkdir(logs, { recursive: true });
+    await cluster.stop(logs);
+    log(`  logs: ${logs}`);
   }
 }
 
-const { mkdir } = await import('node:fs/promises');
 await mkdir(join(ROOT, '.tmp'), { recursive: true });
 const nats = await startNats();
 const pg = await startPostgres();
