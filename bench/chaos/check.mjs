@@ -162,6 +162,7 @@ export function rows(f) {
     ['status mismatches', f.mismatches + (f.mismatchExamples.length ? ` (${f.mismatchExamples.join('; ')})` : '')],
     ['runs left RUNNING', f.leftRunning],
     ['step keys executed more than once (at least once, documented)', f.reExecuted],
+    ['killed at, ready again at (s)', f.times ? `${f.times.down}, ${f.times.up}` : '–'],
     ['recovery (s, 2xx/s back to 80%)', f.recovery],
     ['2xx per second (baseline, then each second)', `${f.baseline}: ${f.throughput}`],
   ];

@@ -194,13 +194,17 @@ async function scenario(name, nats, pg) {
       `== ${name}: ${opts.rate} orders/s for ${opts.seconds} s; fault at ${opts.faultAt} s, healed ${opts.down} s later`,
     );
     const t0 = Date.now() + 200;
+    const times = {};
     const faults = (async () => {
       await sleep(t0 + opts.faultAt * 1000 - Date.now());
       await fault.kill();
-      log(`  ${name} down at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      times.down = ((Date.now() - t0) / 1000).toFixed(1);
+      log(`  ${name} down at ${times.down} s`);
       await sleep(t0 + (opts.faultAt + opts.down) * 1000 - Date.now());
       await fault.heal();
-      log(`  ${name} up again at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      // a process started on a loaded machine takes its time: when it was ready again
+      times.up = ((Date.now() - t0) / 1000).toFixed(1);
+      log(`  ${name} up again at ${times.up} s`);
     })();
     const orders = await keyedLoad({ gateways: urls, rate: opts.rate, seconds: opts.seconds, drainMs: 25_000, t0 });
     await faults;
@@ -222,7 +226,7 @@ async function scenario(name, nats, pg) {
       loadSeconds: opts.seconds,
       leftRunning,
     });
-    return f;
+    return { ...f, times };
   } finally {
     await pgc.end().catch(() => undefined);
     const logs = join(ROOT, '.tmp', prefix);
