@@ -104,3 +104,47 @@ test('journal failure ends the run with its error (a database outage is a 503, n
   assert.equal(result.error?.code, 'STATE_UNAVAILABLE');
   assert.equal(result.http, 503);
 });
+
+test('started: awaited once, before the first event is dispatched; a failure dispatches nothing', async () => {
+  const calls: string[] = [];
+  const order: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let startedCalls = 0;
+  const dispatching = deps(calls);
+  const running = runSaga(
+    { ...dispatching, dispatch: (e, c) => (order.push(`dispatch ${e.stepId}`), dispatching.dispatch(e, c)) },
+    {
+      saga,
+      input: {},
+      context: context(),
+      deadline: Date.now() + 5000,
+      runId: 'run3',
+      started: async () => {
+        startedCalls++;
+        await gate;
+        order.push('started');
+      },
+    },
+  );
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(calls, [], 'no event before the start record is committed');
+  release();
+  assert.equal((await running).outcome, 'SUCCESS');
+  assert.deepEqual(order, ['started', 'dispatch a', 'dispatch b']);
+  assert.equal(startedCalls, 1);
+
+  const none: string[] = [];
+  const refused = await runSaga(deps(none), {
+    saga,
+    input: {},
+    context: context(),
+    deadline: Date.now() + 5000,
+    started: async () => {
+      throw new SagawayError('STATE_UNAVAILABLE', 'db down');
+    },
+  });
+  assert.equal(refused.http, 503);
+  assert.equal(refused.error?.code, 'STATE_UNAVAILABLE');
+  assert.deepEqual(none, [], 'nothing dispatched without a start record');
+});

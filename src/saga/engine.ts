@@ -52,6 +52,12 @@ export interface SagaRun {
   journal?: (next: string, payload: Payload, context: RequestContext, progress: RunProgress) => Promise<void>;
   /** the journal of the unwind (compensations), with `journal` */
   unwindJournal?: UnwindJournal;
+  /**
+   * Awaited once, before the run's first event is dispatched (a journaled run's start record):
+   * no step has an effect before there is a record to resume or undo it from. A rejection ends
+   * the run with its error, and nothing is dispatched.
+   */
+  started?: () => Promise<void>;
   /** Continue a journaled run: start at `step` with `payload` instead of the start step. */
   resume?: { step: string; payload: Payload; progress?: RunProgress };
   /** Continue a journaled run that was undoing its steps: the undos not yet done, then `result`. */
@@ -88,13 +94,19 @@ export async function runSaga(deps: EngineDeps, run: SagaRun): Promise<SagaResul
     undoBytes: progress ? progress.undo.reduce((n, r) => n + JSON.stringify(r.payload).length, 0) : 0,
     unwind: true,
     journalFailed: false,
+    started: run.started,
   };
   let result: SagaResult;
   try {
     result = await loop(deps, run, runId, cancel, state);
   } catch (err) {
     if (cancel.aborted && !state.journalFailed) result = abortedResult(run.saga, runId, cancel.reason);
-    else {
+    else if (state.journalFailed) {
+      // the store is down or the run was taken over: expected under faults, and the caller is told
+      const error = toErrorInfo(err);
+      deps.log.warn({ saga: run.saga.id, runId, code: error.code }, 'saga run stopped: its journal write failed');
+      result = failed(run.saga, runId, error);
+    } else {
       deps.log.error({ err, saga: run.saga.id, runId }, 'saga engine error');
       result = failed(run.saga, runId, toErrorInfo(err));
     }
@@ -140,6 +152,8 @@ interface RunState {
   unwind: boolean;
   /** a journal write failed: this copy of the run must stop without undoing anything */
   journalFailed: boolean;
+  /** SagaRun.started until the first event step has awaited it */
+  started: (() => Promise<void>) | undefined;
 }
 
 /** How a step that does not end the run ended: the condition value, and its error if it failed. */
@@ -262,6 +276,7 @@ async function eventStep(scope: RunScope, step: EventStep, state: RunState): Pro
   const visit = state.visits?.get(step.id) ?? 0;
   (state.visits ??= new Map()).set(step.id, visit + 1);
   const key = visit === 0 ? `${runId}:${step.id}` : `${runId}:${step.id}#${visit + 1}`;
+  if (state.started) await recordStart(state);
   const reply = await sendWithRetry(
     scope.deps,
     {
@@ -323,6 +338,18 @@ async function eventStep(scope: RunScope, step: EventStep, state: RunState): Pro
     }
   }
   return { value: reply.status };
+}
+
+/** The run's start record, before its first event (SagaRun.started); a failure stops the run here. */
+async function recordStart(state: RunState): Promise<void> {
+  const started = state.started!;
+  state.started = undefined;
+  try {
+    await started();
+  } catch (err) {
+    state.journalFailed = true;
+    throw err;
+  }
 }
 
 /**

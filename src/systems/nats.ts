@@ -227,6 +227,12 @@ export class NatsSystem implements System {
         runGraceMs: this.options.settings.runGraceMs,
         errorTypes: this.errorTypes,
         inFlight: this.inFlightRuns,
+        liveInstances: (name) => {
+          const live = new Set<string>();
+          for (const ad of this.directory.live())
+            if (ad.runner === name && ad.system === this.name) live.add(ad.instance);
+          return live;
+        },
       },
       runner,
       req,

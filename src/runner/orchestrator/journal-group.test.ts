@@ -6,7 +6,7 @@ import { after, test } from 'node:test';
 import { silentLogger } from '../../core/logger.js';
 import { GroupCommitState, groupCommit } from '../../states/group-commit.js';
 import { createState } from '../../states/index.js';
-import { Journal, START_DELAY_MS } from './journal.js';
+import { Journal } from './journal.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'sagaway-jgc-'));
 after(() => rm(dir, { recursive: true, force: true }));
@@ -31,7 +31,7 @@ test('group commit: a configured SQLite journal (createState) batches the writes
   await g.close();
 });
 
-test('the start record goes with the first journal write, or on its own once the first step lasts START_DELAY_MS', async (t) => {
+test('the start record: started() before the first event, else with the first journal write or the outcome', async () => {
   const state = createState(
     { type: 'sqlite', alias: 'jr2', file: join(dir, 'start.db'), table: 'journal', queries: {} },
     silentLogger(),
@@ -59,15 +59,15 @@ test('the start record goes with the first journal write, or on its own once the
     await j.settle(two, { outcome: 'SUCCESS', http: 200 });
     assert.equal((await state.get(two.id))?.version, 2);
 
-    // a long first step: the start record is written on its own after START_DELAY_MS
-    t.mock.timers.enable({ apis: ['setTimeout'] });
+    // a run with an event step: started() writes the record, RUNNING, before the event is sent
     const slow = j.open('saga', 'r3', {}, ctx('slow'), 'anon:x');
-    t.mock.timers.tick(START_DELAY_MS);
-    t.mock.timers.reset();
-    await slow.ready;
+    assert.equal(await state.get(slow.id), undefined, 'nothing written before started()');
+    await j.started(slow);
     assert.equal((await state.get(slow.id))?.data['status'], 'RUNNING', 'resumable while its first step runs');
+    await j.stepper(slow)('next', { parameters: {} }, { ...ctx('slow'), status: 'SUCCESS' });
     await j.settle(slow, { outcome: 'SUCCESS', http: 200 });
     assert.equal((await state.get(slow.id))?.data['status'], 'DONE');
+    assert.equal((await state.get(slow.id))?.version, 3, 'start, step, outcome');
 
     // started(): the record exists afterwards, for a write that updates it by version
     const other = j.open('saga', 'r5', {}, ctx('other'), 'anon:x');

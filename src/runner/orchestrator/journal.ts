@@ -79,12 +79,6 @@ export interface RunStatus {
   updatedAt: string;
 }
 
-/**
- * How long a run may stay in its first step before its start record is written on its own
- * (open): a process killed within that time leaves nothing to resume.
- */
-export const START_DELAY_MS = 500;
-
 /** The data fields the orphan scan and pruning filter on (the journal's one index). */
 const INDEXED_FIELDS = ['status', 'runner', 'deployment'] as const;
 
@@ -110,7 +104,7 @@ export class Journal {
   /** runs opened here whose start record is not written yet (open) */
   private readonly unwritten = new WeakMap<
     JournalEntry,
-    { data: JournalData; scope: string; correlation: string | undefined; timer: NodeJS.Timeout }
+    { data: JournalData; scope: string; correlation: string | undefined }
   >();
 
   constructor(
@@ -142,11 +136,11 @@ export class Journal {
   }
 
   /**
-   * A new run, its start record not yet written: it is written WITH the run's first journal
-   * write (the record after its first event step, or its outcome), as one record in one write,
-   * or on its own after START_DELAY_MS if the run is still in its first step by then. A run
-   * whose first step is short thus costs one write less, and the window in which a process
-   * killed mid-run leaves nothing to resume is at most START_DELAY_MS (its caller got no answer).
+   * A new run, its start record not yet written. It is written by started(), which the engine
+   * awaits before the run's first event is dispatched (issue 26: no side effect before a record
+   * to resume or undo it), so the start records of concurrent runs share a group commit; a run
+   * that ends before any event step (transforms and conditions only) writes it WITH its outcome,
+   * as one record in one write (settle).
    */
   open(
     sagaId: string,
@@ -172,16 +166,14 @@ export class Journal {
       startedAt: now,
       updatedAt: now,
     };
-    const timer = setTimeout(() => void this.writeStart(entry).catch(() => undefined), START_DELAY_MS);
-    timer.unref();
-    this.unwritten.set(entry, { data, scope, correlation, timer });
+    this.unwritten.set(entry, { data, scope, correlation });
     return entry;
   }
 
   /**
    * Make sure the run's record exists: write its start record now if it is not written yet, and
-   * wait for it. The run's own writes need not call it: write() (stepper, unwinder) carries the
-   * start record into the first of them. For a caller that must know the record exists.
+   * wait for it (rejects with STATE_UNAVAILABLE when the store is down). The engine calls it
+   * before a journaled run's first event (SagaRun.started).
    */
   started(entry: JournalEntry): Promise<void> {
     return this.writeStart(entry);
@@ -196,7 +188,6 @@ export class Journal {
     const u = this.unwritten.get(entry);
     if (!u) return entry.ready ?? Promise.resolve();
     this.unwritten.delete(entry);
-    clearTimeout(u.timer);
     // u.data is this run's alone and unused once taken: completed in place (a two-source spread
     // copied the record through V8's generic path, most of this function's cost in the profile).
     const data = Object.assign(u.data, fields);

@@ -183,9 +183,10 @@ export class Runner {
     const deadline = req.deadline;
     const scope = scopeOf(req);
     const correlation = correlationOf(req);
-    // No write before the first step: the start record goes with the run's first journal write
-    // (journal.ts open()). If the run's record cannot be written, the caller gets that failure
-    // (503 when the store is down), never the saga's result.
+    // The start record is committed before the run's first event is dispatched (`started`), so
+    // that a process killed mid-run always leaves a record to resume or undo it from; the start
+    // records of concurrent runs share a group commit (journal.ts). If the run's record cannot be
+    // written, the caller gets that failure (503 when the store is down), never the saga's result.
     const entry = journal.open(saga.id, runId, input, context, scope, correlation);
     const own = Date.now() + saga.timeoutMs;
     const result = await runSaga(this.engineDeps(), {
@@ -196,6 +197,7 @@ export class Runner {
       runId,
       journal: journal.stepper(entry),
       unwindJournal: journal.unwinder(entry),
+      started: () => journal.started(entry),
       ...(trace ? { trace } : {}),
     });
     try {

@@ -23,7 +23,12 @@ export interface RunConnection {
   errorTypes: NatsErrorTypes | undefined;
   /** requests waiting for an answer: failed at once when the connection drops */
   inFlight: Set<(reason: Error) => void>;
+  /** the processes of `runner` that advertise themselves now (directory.ts) */
+  liveInstances?(runner: string): Set<string>;
 }
+
+/** How often, from the deadline on, a request checks whether a replica of its runner died. */
+const GONE_CHECK_MS = 250;
 
 /** Run a saga on `runner` and answer its result; never rejects. */
 export async function runOverNats(conn: RunConnection, runner: string, req: SagaRequest): Promise<SagaResult> {
@@ -38,6 +43,7 @@ export async function runOverNats(conn: RunConnection, runner: string, req: Saga
     let fail!: (reason: Error) => void;
     const lost = new Promise<never>((_, reject) => (fail = reject));
     conn.inFlight.add(fail);
+    const stopWatch = watchReplicas(conn, runner, deadline, fail);
     let msg: Msg;
     try {
       msg = await Promise.race([
@@ -46,6 +52,7 @@ export async function runOverNats(conn: RunConnection, runner: string, req: Saga
       ]);
     } finally {
       conn.inFlight.delete(fail);
+      stopWatch();
     }
     const result = decode(msg.data);
     if (!result || typeof result['outcome'] !== 'string' || typeof result['http'] !== 'number') {
@@ -54,7 +61,7 @@ export async function runOverNats(conn: RunConnection, runner: string, req: Saga
     const { v: _v, ...rest } = result;
     return rest as unknown as SagaResult;
   } catch (err) {
-    const failure = classifyRequestError(err, conn.errorTypes);
+    const failure = err instanceof ReplicaGone ? 'timeout' : classifyRequestError(err, conn.errorTypes);
     if (failure === 'no-responders') return unavailable(`runner "${runner}" is not running`);
     if (failure === 'timeout') {
       return {
@@ -74,6 +81,39 @@ export async function runOverNats(conn: RunConnection, runner: string, req: Saga
     }
     return unavailable(`runner "${runner}" could not be reached`);
   }
+}
+
+/** A replica of the runner died while the request waited: its answer will not come. */
+class ReplicaGone extends Error {}
+
+/**
+ * The gateway waits for a runner's answer until the saga's deadline plus `runGrace` (the answer
+ * of a run that ended at its deadline is still on its way). A replica killed with the run never
+ * answers, so its caller would wait the grace for nothing (issue 26: 12 s for a 10 s saga).
+ * From the deadline on, a process of the runner that was live when the request was sent and is
+ * gone now ends the wait at once with the same 504: the run had its whole timeout, it is resumed
+ * from the journal if it has one, and /api/status tells how it ended. Which replica took the
+ * request is not known (a queue group picks it), so a run on a surviving replica that ends in the
+ * grace is answered 504 too; its outcome is at /api/status all the same.
+ */
+function watchReplicas(conn: RunConnection, runner: string, deadline: number, fail: (e: Error) => void): () => void {
+  const before = conn.liveInstances?.(runner);
+  if (!before || before.size === 0) return () => undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const check = (): void => {
+    const now = conn.liveInstances!(runner);
+    for (const instance of before) {
+      if (!now.has(instance)) {
+        fail(new ReplicaGone('a replica of the runner is gone'));
+        return;
+      }
+    }
+    timer = setTimeout(check, GONE_CHECK_MS);
+    timer.unref();
+  };
+  timer = setTimeout(check, Math.max(0, deadline - Date.now()));
+  timer.unref();
+  return () => clearTimeout(timer);
 }
 
 /** A FAIL result with RUNNER_UNAVAILABLE (503). */
