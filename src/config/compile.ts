@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { isForbiddenKey } from '../core/path.js';
+import { DEFAULT_MAX_RUNS_PER_REQUEST } from '../core/lineage.js';
 import { parseDuration, parseSize } from '../core/units.js';
 import { checkSaga, eventMetasOf, planSaga, type CompiledSaga } from '../saga/graph.js';
 import { compileApiRate, compileLimits, limitIssues } from './compile-limits.js';
@@ -349,6 +350,7 @@ function compileRunner(
     statusTtlMs: ms(r.statusTtl, 24 * 3600_000),
     statusMaxBytes: Math.min(MAX_STATUS_BYTES, Math.max(1024, parseSize(r.statusMaxSize) ?? 64 * 1024)),
     maxSteps: r.maxSteps ?? 1000,
+    maxRunsPerRequest: r.maxRunsPerRequest ?? DEFAULT_MAX_RUNS_PER_REQUEST,
     ...(r.journal !== undefined ? { journal: r.journal } : {}),
     journalRetentionMs: ms(r.journalRetention, DEFAULT_JOURNAL_RETENTION_MS),
   };

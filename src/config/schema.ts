@@ -90,6 +90,14 @@ export const RunnerSchema = Type.Object(
       ),
     ),
     maxSteps: Type.Optional(Type.Integer({ minimum: 1, description: 'steps one saga run may take; default 1000' })),
+    maxRunsPerRequest: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100000,
+        description:
+          "saga runs one request may start: its own and the nested sagas (saga.StartSaga) at any depth; past it RUN_BUDGET_EXCEEDED; the request's onFail runs have a budget of the same size; default 100",
+      }),
+    ),
     journal: Type.Optional(
       Type.String({
         minLength: 1,

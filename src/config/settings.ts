@@ -284,6 +284,8 @@ export interface RunnerSettings {
   statusMaxBytes?: number;
   /** steps one saga run may take before STEP_LIMIT_EXCEEDED; default 1000 */
   maxSteps: number;
+  /** saga runs one request may start (its own, nested StartSaga runs at any depth) before RUN_BUDGET_EXCEEDED; default 100 */
+  maxRunsPerRequest: number;
   /** alias of the state that journals saga progress; undefined = no journal */
   journal?: string;
   /**

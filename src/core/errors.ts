@@ -39,6 +39,7 @@ export const ERROR_CODES = {
   SAGA_FAILED: { http: 500, title: 'Saga Failed', retryable: false },
   UNHANDLED_STEP_FAILURE: { http: 500, title: 'Unhandled Step Failure', retryable: false },
   STEP_LIMIT_EXCEEDED: { http: 500, title: 'Step Limit Exceeded', retryable: false },
+  RUN_BUDGET_EXCEEDED: { http: 500, title: 'Run Budget Exceeded', retryable: false },
   UNDO_LIMIT_EXCEEDED: { http: 500, title: 'Undo Limit Exceeded', retryable: false },
   TRANSFORM_FAILED: { http: 500, title: 'Transform Failed', retryable: false },
   EXPRESSION_FAILED: { http: 500, title: 'Expression Failed', retryable: false },

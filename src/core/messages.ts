@@ -1,4 +1,5 @@
 import type { ErrorInfo } from './errors.js';
+import type { Lineage } from './lineage.js';
 import type { EventStatus, Payload, RequestContext, SagaRequest, SagaResult } from './types.js';
 
 /**
@@ -56,6 +57,11 @@ export interface EventMessage {
    * `%%param_<name>%%` slots in the executing runner's inject pass (caller data: never scanned)
    */
   params?: Record<string, unknown>;
+  /**
+   * where the sending run comes from (core/lineage.ts): whether it descends from an onFail run,
+   * and the request's run budget; absent = the event starts a fresh lineage
+   */
+  lineage?: Lineage;
   /** reply needed by then (epoch ms) */
   deadline: number;
 }

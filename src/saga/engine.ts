@@ -4,6 +4,7 @@ import { httpFor, SagawayError, toErrorInfo, type ErrorInfo } from '../core/erro
 import { isObject } from '../core/path.js';
 import type { Payload, RequestContext, SagaResult } from '../core/types.js';
 import type { StepTracer } from '../core/trace.js';
+import type { Lineage } from '../core/lineage.js';
 import type { EngineDeps } from './deps.js';
 import { conditionValue } from './expression.js';
 import {
@@ -64,6 +65,8 @@ export interface SagaRun {
   resumeUnwind?: UnwindState & { result: SagaResult };
   /** the payload to start with instead of `{ parameters: input }` (an onFail saga's) */
   payload?: Payload;
+  /** where the run comes from (core/lineage.ts); its events carry it */
+  lineage?: Lineage;
   /** Told about every step when someone traces runs (the console); absent = no trace work at all. */
   trace?: StepTracer;
 }
@@ -131,7 +134,7 @@ async function unwindSafely(
   at: UnwindState,
 ): Promise<SagaResult> {
   try {
-    return await unwind(deps, run.saga, runId, context, result, at, run.unwindJournal);
+    return await unwind(deps, run.saga, runId, context, result, at, run.unwindJournal, run.lineage);
   } catch (err) {
     deps.log.error({ err: toErrorInfo(err), saga: run.saga.id, runId }, 'compensations stopped: journal write failed');
     return result;
@@ -288,6 +291,7 @@ async function eventStep(scope: RunScope, step: EventStep, state: RunState): Pro
       meta: step.meta,
       payload: state.payload,
       context: state.context,
+      lineage: run.lineage,
       deadline: run.deadline,
     },
     step.retry,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Cancel, type Cancellable } from '../core/cancel.js';
+import type { Lineage } from '../core/lineage.js';
 import type { EventMessage, EventReply } from '../core/messages.js';
 import type { EventStatus, Payload, RequestContext } from '../core/types.js';
 import type { EngineDeps } from './deps.js';
@@ -18,6 +19,8 @@ export interface Send {
   meta: CompiledEventMeta;
   payload: Payload;
   context: RequestContext;
+  /** the run's lineage, carried by the message (core/lineage.ts) */
+  lineage?: Lineage | undefined;
   /** no try starts, and no reply is awaited, after this (epoch ms) */
   deadline: number;
 }
@@ -83,6 +86,7 @@ async function sendEvent(deps: EngineDeps, send: Send, cancel: Cancellable): Pro
     context: send.context,
     deadline,
   };
+  if (send.lineage) event.lineage = send.lineage;
   if (timeoutMs === undefined) return deps.dispatch(event, cancel);
   // A step timeout shorter than the saga's: cancel just this event and report TIMEOUT.
   const eventCancel = new Cancel();

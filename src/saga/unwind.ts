@@ -1,5 +1,6 @@
 import { Cancel } from '../core/cancel.js';
 import type { ErrorInfo } from '../core/errors.js';
+import type { Lineage } from '../core/lineage.js';
 import type { EventStatus, Payload, RequestContext, SagaResult } from '../core/types.js';
 import type { EngineDeps } from './deps.js';
 import type { CompiledSaga } from './graph.js';
@@ -83,6 +84,7 @@ export async function unwind(
   result: SagaResult,
   at: UnwindState,
   journal: UnwindJournal | undefined,
+  lineage?: Lineage,
 ): Promise<SagaResult> {
   const { undo, done } = at;
   if (undo.length === 0 || !result.error) return result;
@@ -98,7 +100,7 @@ export async function unwind(
       const reg = undo[i] as Registration;
       let status = done[i] ?? undefined;
       if (status === undefined) {
-        status = await undoOne(deps, saga, runId, reg, undoContext, deadline, cancel);
+        status = await undoOne(deps, saga, runId, reg, undoContext, deadline, cancel, lineage);
         if (journal) await journal.undone(i, status);
       }
       if (status !== 'SUCCESS' && status !== 'ACK') partial = true;
@@ -122,6 +124,7 @@ async function undoOne(
   context: RequestContext,
   deadline: number,
   cancel: Cancel,
+  lineage: Lineage | undefined,
 ): Promise<EventStatus> {
   const step = saga.steps.get(reg.step);
   if (step?.type !== 'event' || !step.compensate) {
@@ -140,6 +143,7 @@ async function undoOne(
       meta: step.compensate.meta,
       payload: reg.payload,
       context,
+      lineage,
       deadline,
     },
     step.compensate.retry,

@@ -40,6 +40,7 @@ const runner: RunnerSettings = {
   actions: {},
   streams: {},
   maxSteps: 1000,
+  maxRunsPerRequest: 100,
 };
 
 async function start() {

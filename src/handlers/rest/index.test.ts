@@ -26,6 +26,7 @@ function fakeEnv(systems: Record<string, SystemSettings>): HandlerEnv {
       actions: {},
       streams: {},
       maxSteps: 1000,
+      maxRunsPerRequest: 100,
     },
     log: silentLogger(),
     state: unused,

@@ -10,7 +10,17 @@ function deps(): ExecutorDeps {
   const registry = new HandlerRegistry();
   registry.add({ name: 'inv', actions: { Reserve: { 0: () => 'v0', 2: () => 'v2' } } }, 'test');
   return {
-    runner: { name: 'r', deployment: '1', handlers: [], sagas: [], plans: [], actions: {}, streams: {}, maxSteps: 10 },
+    runner: {
+      name: 'r',
+      deployment: '1',
+      handlers: [],
+      sagas: [],
+      plans: [],
+      actions: {},
+      streams: {},
+      maxSteps: 10,
+      maxRunsPerRequest: 100,
+    },
     registry,
     values: {},
     secrets: { get: () => undefined },

@@ -4,6 +4,7 @@ import { SagawayError, toErrorInfo, type ErrorInfo } from '../../core/errors.js'
 import { jsonCopy } from '../../core/json-copy.js';
 import type { Logger } from '../../core/logger.js';
 import { parsePathCached, readPath } from '../../core/path.js';
+import type { Lineage } from '../../core/lineage.js';
 import type { Principal, RequestContext } from '../../core/types.js';
 import { parseOutputSpec } from '../../saga/payload.js';
 import type { State } from '../../states/state.js';
@@ -162,12 +163,26 @@ export function cancelOf(ctx: ActionContext): Cancellable {
   return ctx instanceof Context ? ctx.cancel : Cancel.fromSignal(ctx.signal);
 }
 
+/**
+ * Where a run that an action starts (saga.StartSaga) comes from: its derived run id and the
+ * lineage of the event (core/lineage.ts). The id is the event's idempotency key with its first
+ * `:` made a `.`: `<runId>.<stepId>`, `<runId>.<stepId>#2` on a step's second visit, the same on
+ * every try and redelivery of one visit, so the nested run's own keys are stable and its logs
+ * can be followed from the run that started it. undefined for a context this module did not make.
+ */
+export function parentRunOf(ctx: ActionContext): { runId: string; lineage: Lineage | undefined } | undefined {
+  if (!(ctx instanceof Context)) return undefined;
+  const { runId, idempotencyKey: key, stepId, lineage } = ctx.event;
+  const derived = key.startsWith(`${runId}:`) ? `${runId}.${key.slice(runId.length + 1)}` : `${runId}.${stepId}`;
+  return { runId: derived, lineage };
+}
+
 /** The `ctx` an action receives. A class so that a call allocates one object, not a dozen closures. */
 class Context implements ActionContext {
   private logger: Logger | undefined;
   constructor(
     private readonly deps: ExecutorDeps,
-    private readonly event: EventMessage,
+    readonly event: EventMessage,
     private readonly settings: EffectiveSettings,
     readonly cancel: Cancellable,
     private readonly secretsUsed: string[],

@@ -13,7 +13,8 @@ import { runSaga, type EngineObserver } from '../../saga/engine.js';
 import type { CompiledSaga } from '../../saga/graph.js';
 import type { State } from '../../states/state.js';
 import type { EventMessage, EventReply } from '../../core/messages.js';
-import { cancelOf, executeEvent, type ExecutorDeps } from '../executor/execute.js';
+import { cancelOf, executeEvent, parentRunOf, type ExecutorDeps } from '../executor/execute.js';
+import { onFailLineage, rootLineage, takeRun, type Lineage } from '../../core/lineage.js';
 import type { Journal, JournalData, JournalEntry } from './journal.js';
 import type { ActionContext, HandlerEnv } from '../../handlers/api.js';
 import type { HandlerRegistry } from '../executor/registry.js';
@@ -159,10 +160,11 @@ export class Runner {
     if (this.deps.journal) return this.startJournaled(this.deps.journal, saga, input, context, req, runId, trace);
     const cancel = req.cancel ?? (req.signal && Cancel.fromSignal(req.signal));
     const outcomes = this.deps.outcomes;
-    if (!outcomes) return this.start(saga, input, context, req.deadline, cancel, runId, trace);
+    const lineage = this.rootLineage();
+    if (!outcomes) return this.start(saga, input, context, req.deadline, cancel, runId, trace, lineage);
     // Written before the result goes back, never awaited (systems/nats/outcomes.ts).
     const handle = outcomes.begin(scopeOf(req), req.requestId, correlationOf(req));
-    const result = await this.start(saga, input, context, req.deadline, cancel, runId, trace);
+    const result = await this.start(saga, input, context, req.deadline, cancel, runId, trace, lineage);
     outcomes.end(handle, result);
     return result;
   }
@@ -189,12 +191,14 @@ export class Runner {
     // written, the caller gets that failure (503 when the store is down), never the saga's result.
     const entry = journal.open(saga.id, runId, input, context, scope, correlation);
     const own = Date.now() + saga.timeoutMs;
+    const lineage = this.rootLineage();
     const result = await runSaga(this.engineDeps(), {
       saga,
       input,
       context,
       deadline: deadline === undefined ? own : Math.min(deadline, own),
       runId,
+      lineage,
       journal: journal.stepper(entry),
       unwindJournal: journal.unwinder(entry),
       started: () => journal.started(entry),
@@ -206,8 +210,13 @@ export class Runner {
       const error = toErrorInfo(err);
       return { outcome: 'FAIL', http: error.http ?? 503, error };
     }
-    this.afterRun(saga, input, context, runId, result);
+    this.afterRun(saga, input, context, runId, result, lineage);
     return result;
+  }
+
+  /** The lineage of a request's own run: the first of its budget (core/lineage.ts). */
+  private rootLineage(): Lineage {
+    return rootLineage(this.deps.runner.maxRunsPerRequest);
   }
 
   /** Remove finished runs past `journalRetention` from the journal (bounded; journal.ts prune). */
@@ -237,6 +246,8 @@ export class Runner {
           ...(d.lastError ? { error: d.lastError } : {}),
         };
         let result: SagaResult;
+        // Only gateway runs are journaled: a resumed run is a request's own run.
+        const lineage = this.rootLineage();
         if (!saga) {
           result = reject('NOT_FOUND', `saga "${d.sagaId}" is not served by runner ${this.name} any more`);
         } else {
@@ -252,6 +263,7 @@ export class Runner {
             context,
             deadline: Date.now() + saga.timeoutMs,
             runId: d.runId,
+            lineage,
             journal: journal.stepper(entry),
             unwindJournal: journal.unwinder(entry, unwinding),
             ...(unwinding && d.undo
@@ -261,7 +273,7 @@ export class Runner {
           });
         }
         await journal.finish(entry, result);
-        if (saga) this.afterRun(saga, d.input, context, d.runId, result);
+        if (saga) this.afterRun(saga, d.input, context, d.runId, result, lineage);
       }),
     );
     return records.length;
@@ -281,7 +293,8 @@ export class Runner {
    * saga, detached: the caller's response does not wait for it, and its failure is logged,
    * never returned. Its payload is `{ parameters: <the failed run's input>, error, runId }`; its
    * run id is `<runId>.onFail`, so its idempotency keys are the failed run's and cannot collide.
-   * A run started by `onFail` does not start another one (no chains, no loops).
+   * A run that descends from an onFail run, by StartSaga at any depth, starts no onFail (no
+   * chains, no loops, no fan-out: core/lineage.ts); a request's onFail runs share one budget.
    */
   private afterRun(
     saga: CompiledSaga,
@@ -289,6 +302,7 @@ export class Runner {
     context: RequestContext,
     runId: string,
     result: SagaResult,
+    lineage: Lineage,
   ): void {
     if (saga.onFail === undefined || (result.outcome !== 'FAIL' && result.outcome !== 'TIMEOUT')) return;
     const target = this.routes.byId(saga.onFail);
@@ -297,8 +311,17 @@ export class Runner {
       this.deps.log.error(log, 'onFail saga not found');
       return;
     }
+    if (lineage.onFail) {
+      this.deps.log.info(log, 'onFail saga not started: the run descends from an onFail run');
+      return;
+    }
     if (this.detached.size >= this.maxOnFailRuns) {
       this.deps.log.warn({ ...log, running: this.detached.size }, 'onFail saga not started: too many running');
+      return;
+    }
+    const own = onFailLineage(lineage);
+    if (!own) {
+      this.deps.log.warn(log, "onFail saga not started: the request's onFail run budget is spent");
       return;
     }
     const error = result.error ?? { code: 'SAGA_FAILED', message: 'the saga failed' };
@@ -310,6 +333,7 @@ export class Runner {
       context: { request: context.request, user: context.user },
       deadline: Date.now() + target.timeoutMs,
       runId: `${runId}.onFail`,
+      lineage: own,
     }).then((r) => {
       if (r.outcome === 'SUCCESS' || r.outcome === 'ACK')
         this.deps.log.info({ ...log, outcome: r.outcome }, 'onFail saga ended');
@@ -347,6 +371,7 @@ export class Runner {
     cancel?: Cancellable,
     runId: string = randomUUID(),
     trace?: StepTracer,
+    lineage: Lineage = this.rootLineage(),
   ): Promise<SagaResult> {
     const own = Date.now() + saga.timeoutMs;
     const run = runSaga(this.engineDeps(), {
@@ -355,12 +380,13 @@ export class Runner {
       context,
       deadline: deadline === undefined ? own : Math.min(deadline, own),
       runId,
+      lineage,
       ...(cancel ? { cancel } : {}),
       ...(trace ? { trace } : {}),
     });
     if (saga.onFail === undefined) return run;
     return run.then((result) => {
-      this.afterRun(saga, input, context, runId, result);
+      this.afterRun(saga, input, context, runId, result, lineage);
       return result;
     });
   }
@@ -396,6 +422,8 @@ export class Runner {
           ...(params !== undefined ? { params } : {}),
           deadline: Date.now() + 60_000,
         };
+        const lineage = parentRunOf(parent)?.lineage;
+        if (lineage) event.lineage = lineage;
         return this.dispatch(event, cancelOf(parent));
       },
       // A nested saga is entered with the caller's identity: its roles are checked exactly as
@@ -413,7 +441,14 @@ export class Runner {
           const denied = protect(this.apis, target.path ?? saga.path, caller.user) ?? authorize(saga, caller.user);
           if (denied) return denied;
           const full = m?.kind === 'found' ? { ...input, ...m.params } : input;
-          return this.start(saga, full, { ...caller }, undefined, cancelOf(parent));
+          // The nested run is one more run of the request (its budget), keeps the request's
+          // lineage (an onFail run's descendants start no onFail) and gets an id derived from
+          // the step that started it (execute.ts parentRunOf).
+          const from = parentRunOf(parent);
+          const lineage = from?.lineage ?? this.rootLineage();
+          takeRun(lineage, `saga.StartSaga of ${saga.id}`);
+          const runId = from?.runId ?? randomUUID();
+          return this.start(saga, full, { ...caller }, undefined, cancelOf(parent), runId, undefined, lineage);
         }
         // The target may come from the request: logged for the saga's author, never echoed to the caller.
         this.deps.log.debug({ saga: target.saga, path: target.path }, 'saga.StartSaga: no such saga');

@@ -7,6 +7,7 @@ import type { Logger } from '../../core/logger.js';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
 import type { NatsSystem } from '../nats.js';
 import { ADVERTISE_INTERVAL_MS, type Advertisement } from './directory.js';
+import { lineageFromWire } from '../../core/lineage.js';
 import { decode, encode, failResult, isEventWire, isRunWire, WIRE_VERSION, type EventWire } from './wire.js';
 import type { RunnerEndpoint } from '../system.js';
 
@@ -191,6 +192,10 @@ export class NatsServer {
       return;
     }
     const event = wire as EventWire;
+    // Another process's count of the request's runs: checked, never trusted as is (core/lineage.ts).
+    const lineage = lineageFromWire(event.lineage);
+    if (lineage) event.lineage = lineage;
+    else delete event.lineage;
     const left = event.deadline - Date.now();
     if (left <= 0) {
       // Nobody waits for it any more (the step timed out): do not run it late.
