@@ -226,11 +226,11 @@ export class PostgresState extends WriteMethods implements State {
     // the jsonb key travels in the cursor as its exact text, so big numbers survive the round trip
     const skSelect = o.field === undefined ? 'seq::float8' : o.field === 'id' ? 'id' : `${sortExpr}::text`;
     const inner =
-      `SELECT id, version, data, ${skSelect} AS _sk, ${sortExpr} AS _o FROM ${this.t}` +
+      // the size of the data as JSON text in bytes; rows past the budget come back without data
+      `SELECT id, version, octet_length(data::text) AS _n, ${skSelect} AS _sk, ${sortExpr} AS _o FROM ${this.t}` +
       (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
       ` ORDER BY ${orderBy} LIMIT ${bind(o.limit + 1)} OFFSET ${bind(o.skip)}`;
-    // the size of the data as JSON text in bytes; rows past the budget come back without data
-    const sql = withPageBudget(inner, o, 'id, version, _sk', (d) => `octet_length(${d}::text)`, this.maxPageBytes);
+    const sql = withPageBudget(inner, o, 'id, version, _sk', this.t, this.maxPageBytes);
     const r = await this.run<RowData>(sql, params);
     const rows = r.rows;
     const trimmed = trimPage(rows, o.limit);

@@ -160,17 +160,11 @@ export class SqliteState extends WriteMethods implements State {
     const { where, orderBy, sortExpr } = listClauses(o, after, dialect);
     params.push(o.limit + 1, o.skip);
     const inner =
-      `SELECT seq, id, version, data, ${sortExpr} AS _sk, ${sortExpr} AS _o FROM ${this.t}` +
+      // octet_length of a column reads the stored size, not the text (SQLite 3.43+)
+      `SELECT seq, id, version, octet_length(data) AS _n, ${sortExpr} AS _sk, ${sortExpr} AS _o FROM ${this.t}` +
       (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
       ` ORDER BY ${orderBy} LIMIT ? OFFSET ?`;
-    // the size of the stored JSON text in bytes (a BLOB's length is its byte count)
-    const sql = withPageBudget(
-      inner,
-      o,
-      'seq, id, version, _sk',
-      (d) => `length(CAST(${d} AS BLOB))`,
-      this.maxPageBytes,
-    );
+    const sql = withPageBudget(inner, o, 'seq, id, version, _sk', this.t, this.maxPageBytes);
     const rows = this.stmt(sql).all(...params) as RowData[];
     // counted on the text, before JSON.parse: the rows cut are never parsed
     const trimmed = trimPage(rows, o.limit);
