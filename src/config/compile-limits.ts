@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_VALUES } from '../core/json-values.js';
 import { parseDuration, parseSize } from '../core/units.js';
 import type { RawApi, RawGateway } from './schema.js';
 import type { LimitSettings, RateSettings } from './settings.js';
@@ -26,6 +27,7 @@ export function compileLimits(raw: RawGateway['limits']): LimitSettings {
     // A one-shot request is silent while its saga runs: the idle cut must come after the deadline.
     idleTimeoutMs: ms(l.idleTimeout, Math.max(60_000, timeoutMs + 10_000)),
     maxConnections: l.maxConnections ?? 16_384,
+    maxValues: l.maxValues ?? DEFAULT_MAX_VALUES,
     ...(rate === undefined
       ? {}
       : {

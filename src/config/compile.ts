@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_RECORD_VALUES } from '../core/json-values.js';
 import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
@@ -270,6 +271,7 @@ function compileState(alias: string, st: RawState, baseDir: string): StateSettin
     alias,
     queries: st.queries ?? {},
     maxPageBytes: Math.max(1, parseSize(st.maxPageSize) ?? DEFAULT_MAX_PAGE_BYTES),
+    maxValues: st.maxValues ?? DEFAULT_MAX_RECORD_VALUES,
     ...(st.seed !== undefined ? { seed: resolve(baseDir, st.seed) } : {}),
   };
   switch (st.type) {

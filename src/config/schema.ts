@@ -195,12 +195,20 @@ const MaxPageSize = Type.Optional(
     'bytes of record data one list page holds; a page stops early (with `next`) once its records reach it; default 4mb',
   ),
 );
+const MaxValues = Type.Optional(
+  Type.Integer({
+    minimum: 1,
+    description:
+      'JSON values one record may hold (a write over it fails TOO_MANY_VALUES), and one list page (it stops early with `next`); default 20000',
+  }),
+);
 const MemoryState = Type.Object(
   {
     type: Type.Literal('memory', { description: 'in process, lost on restart' }),
     queries: Queries,
     seed: Seed(),
     maxPageSize: MaxPageSize,
+    maxValues: MaxValues,
   },
   strict,
 );
@@ -212,6 +220,7 @@ const SqliteState = Type.Object(
     queries: Queries,
     seed: Seed(),
     maxPageSize: MaxPageSize,
+    maxValues: MaxValues,
   },
   strict,
 );
@@ -224,6 +233,7 @@ const PostgresState = Type.Object(
     queries: Queries,
     seed: Seed(),
     maxPageSize: MaxPageSize,
+    maxValues: MaxValues,
   },
   strict,
 );
@@ -348,6 +358,12 @@ const Limits = Type.Object(
     ),
     maxConnections: Type.Optional(
       Type.Integer({ minimum: 1, description: 'open connections at most; more are closed unserved; default 16384' }),
+    ),
+    maxValues: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: 'JSON values one request body may hold (arrays, objects and scalars); over it 413 TOO_MANY_VALUES; default 10000',
+      }),
     ),
     rate: Type.Optional(
       Type.Union([GlobalRate, Type.Literal(false)], {

@@ -84,6 +84,8 @@ export interface LimitSettings {
   idleTimeoutMs: number;
   /** open connections at most; default 16384 */
   maxConnections: number;
+  /** JSON values one request body may hold; default 10,000 (DEFAULT_MAX_VALUES) */
+  maxValues: number;
   /** per-client rate limit of both forms; default 200 per 10 s; undefined = none */
   rate?: RateSettings & { redis?: string };
 }
@@ -217,6 +219,8 @@ interface StateBase {
   alias: string;
   /** bytes of record data one list page holds at most (one record always fits); the compiler fills in 4 MiB, absent = the same */
   maxPageBytes?: number;
+  /** JSON values one record, and one list page, holds at most (one record always fits); the compiler fills in 20,000 */
+  maxValues?: number;
   queries: Readonly<Record<string, QuerySettings>>;
   /** absolute path of a JSON file of records `[{id, data}]` loaded when the state is empty */
   seed?: string;

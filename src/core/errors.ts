@@ -14,6 +14,7 @@ export const ERROR_CODES = {
   INVALID_BODY: { http: 400, title: 'Invalid Body', retryable: false },
   UNSUPPORTED_MEDIA_TYPE: { http: 415, title: 'Unsupported Media Type', retryable: false },
   PAYLOAD_TOO_LARGE: { http: 413, title: 'Payload Too Large', retryable: false },
+  TOO_MANY_VALUES: { http: 413, title: 'Too Many JSON Values', retryable: false },
   NOT_ACCEPTABLE: { http: 406, title: 'Not Acceptable', retryable: false },
   RESPONSE_TOO_LARGE: { http: 502, title: 'Response Too Large', retryable: false },
   STREAM_NEXT_TOO_LARGE: { http: 502, title: 'Stream Next Too Large', retryable: false },

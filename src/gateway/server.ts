@@ -206,7 +206,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     done: (err: Error | null, value?: unknown) => void,
   ): void => {
     try {
-      done(null, parseJsonBody(body));
+      done(null, parseJsonBody(body, settings.limits.maxValues));
     } catch (err) {
       done(err as Error, undefined);
     }

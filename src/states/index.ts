@@ -68,7 +68,10 @@ class ConfiguredState implements State {
     const s = this.settings;
     const log = this.log.child({ state: s.alias });
     if (!this.adapter) {
-      const page = s.maxPageBytes === undefined ? {} : { maxPageBytes: s.maxPageBytes };
+      const page = {
+        ...(s.maxPageBytes === undefined ? {} : { maxPageBytes: s.maxPageBytes }),
+        ...(s.maxValues === undefined ? {} : { maxValues: s.maxValues }),
+      };
       if (s.type === 'memory') this.adapter = new MemoryState({ alias: s.alias, queries: s.queries, ...page });
       else if (s.type === 'sqlite') {
         const { SqliteState } = await import('./sqlite.js');

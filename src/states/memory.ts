@@ -1,7 +1,9 @@
+import { countValues, DEFAULT_MAX_RECORD_VALUES } from '../core/json-values.js';
 import { SagawayError } from '../core/errors.js';
 import type { QuerySettings } from '../config/settings.js';
 import { decodeCursor, nextOf } from './cursor.js';
 import { DEFAULT_MAX_PAGE_BYTES, normalizeList, type FilterValue } from './list-options.js';
+import { cutPageByValues } from './sql-list.js';
 import type { ListOptions, ListPage, QueryResult, State, StateRecord, WriteOptions } from './state.js';
 import { checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
 import {
@@ -24,6 +26,8 @@ interface Row {
   data: Record<string, unknown>;
   /** bytes of `data` as JSON text, measured when a list first needs it (a write makes a new row) */
   size?: number;
+  /** JSON values of `data`, counted when a list first needs it */
+  values?: number;
 }
 
 /** Options of a memory state. */
@@ -32,6 +36,8 @@ export interface MemoryStateOptions {
   queries?: Readonly<Record<string, QuerySettings>>;
   /** bytes of record data one list page holds (the first record always fits); default 4 MiB */
   maxPageBytes?: number;
+  /** JSON values one record, and one list page, holds (the first record always fits); default 20,000 */
+  maxValues?: number;
   /** how applied idempotency keys are kept (DEFAULT_MEMORY_IDEMPOTENCY) */
   idempotency?: Partial<IdempotencyLimits>;
 }
@@ -62,10 +68,12 @@ export class MemoryState extends WriteMethods implements State {
   private writesSincePrune = 0;
   private closed = false;
   private readonly maxPageBytes: number;
+  private readonly maxValues: number;
 
   constructor(options: MemoryStateOptions) {
     super();
     this.maxPageBytes = options.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
+    this.maxValues = options.maxValues ?? DEFAULT_MAX_RECORD_VALUES;
     this.alias = options.alias;
     this.queries = options.queries ?? {};
     this.idemLimits = idempotencyLimits(options.idempotency, DEFAULT_MEMORY_IDEMPOTENCY);
@@ -105,7 +113,8 @@ export class MemoryState extends WriteMethods implements State {
       }
     }
     const page = rows.slice(o.skip, want);
-    const more = fitPage(page, o.limit, this.maxPageBytes);
+    const fitted = fitPage(page, o.limit, this.maxPageBytes);
+    const more = cutPageByValues(page, this.maxValues, ([, row]) => (row.values ??= countValues(row.data))) || fitted;
     const result: ListPage = { list: page.map(([id, row]) => toRecord(id, row)) };
     const last = page[page.length - 1];
     const next = nextOf(
@@ -164,9 +173,13 @@ export class MemoryState extends WriteMethods implements State {
       if (done) return this.replay(done);
     }
     // a private deep copy, made before deciding anything so that a bad value changes nothing
-    const copy = data === undefined ? undefined : (JSON.parse(dataJson(data)) as Record<string, unknown>);
+    const copy = data === undefined ? undefined : (JSON.parse(dataJson(data, this.maxValues)) as Record<string, unknown>);
     const row = this.rows.get(id);
     const plan = planWrite(op, id, row ? { id, version: row.version, data: row.data } : undefined, copy, options);
+    // a patch merged into the record may pass the limit that each write passed alone
+    if (op === 'update' && plan.kind !== 'delete' && countValues(plan.record.data, this.maxValues) > this.maxValues) {
+      throw new SagawayError('TOO_MANY_VALUES', `record data holds more than ${this.maxValues} JSON values`);
+    }
     let seq = 0;
     if (plan.kind === 'delete') this.rows.delete(id);
     else {

@@ -1,3 +1,4 @@
+import { countValues, DEFAULT_MAX_RECORD_VALUES } from '../core/json-values.js';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { SagawayError } from '../core/errors.js';
 import { isUnavailable, toStateError } from './postgres-errors.js';
@@ -6,7 +7,7 @@ import type { QuerySettings } from '../config/settings.js';
 import { decodeCursor, nextOf } from './cursor.js';
 import { DEFAULT_MAX_PAGE_BYTES, normalizeList, type FilterValue } from './list-options.js';
 import { bindValues, compileNamedQuery, type CompiledQuery } from './named-params.js';
-import { listClauses, trimPage, withPageBudget, type SqlDialect } from './sql-list.js';
+import { cutPageByValues, listClauses, trimPage, withPageBudget, type SqlDialect } from './sql-list.js';
 import type {
   BatchOutcome,
   BatchWrite,
@@ -51,6 +52,8 @@ export interface PostgresStateOptions {
   statementTimeoutMs?: number;
   /** bytes of record data one list page holds (the first record always fits); default 4 MiB */
   maxPageBytes?: number;
+  /** JSON values one record, and one list page, holds (the first record always fits); default 20,000 */
+  maxValues?: number;
   /** how applied idempotency keys are kept (DEFAULT_IDEMPOTENCY) */
   idempotency?: Partial<IdempotencyLimits>;
 }
@@ -94,11 +97,13 @@ export class PostgresState extends WriteMethods implements State {
   private writesSincePrune = 0;
   private readonly idemLimits: IdempotencyLimits;
   private readonly maxPageBytes: number;
+  private readonly maxValues: number;
 
   constructor(options: PostgresStateOptions) {
     super();
     this.idemLimits = idempotencyLimits(options.idempotency);
     this.maxPageBytes = options.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
+    this.maxValues = options.maxValues ?? DEFAULT_MAX_RECORD_VALUES;
     ({ t: this.t, ti: this.ti } = sqlTableNames(options.table, MAX_TABLE));
     this.options = options;
     this.alias = options.alias;
@@ -221,14 +226,15 @@ export class PostgresState extends WriteMethods implements State {
     // the jsonb key travels in the cursor as its exact text, so big numbers survive the round trip
     const skSelect = o.field === undefined ? 'seq::float8' : o.field === 'id' ? 'id' : `${sortExpr}::text`;
     const inner =
-      `SELECT id, version, data, ${skSelect} AS _sk, ${sortExpr} AS _o FROM ${this.t}` +
+      // the size of the data as JSON text in bytes; rows past the budget come back without data
+      `SELECT id, version, octet_length(data::text) AS _n, ${skSelect} AS _sk, ${sortExpr} AS _o FROM ${this.t}` +
       (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
       ` ORDER BY ${orderBy} LIMIT ${bind(o.limit + 1)} OFFSET ${bind(o.skip)}`;
-    // the size of the data as JSON text in bytes; rows past the budget come back without data
-    const sql = withPageBudget(inner, o, 'id, version, _sk', (d) => `octet_length(${d}::text)`, this.maxPageBytes);
+    const sql = withPageBudget(inner, o, 'id, version, _sk', this.t, this.maxPageBytes);
     const r = await this.run<RowData>(sql, params);
     const rows = r.rows;
-    const more = trimPage(rows, o.limit);
+    const trimmed = trimPage(rows, o.limit);
+    const more = cutPageByValues(rows, this.maxValues, (row, max) => countValues(row.data, max)) || trimmed;
     const page: ListPage = { list: rows.map(toRecord) };
     const last = rows[rows.length - 1];
     const next = nextOf(o, more, last && { key: last._sk as string | number, id: last.id });
@@ -305,7 +311,7 @@ export class PostgresState extends WriteMethods implements State {
     options?: WriteOptions,
   ): Promise<StateRecord> {
     checkId(id);
-    const json = data === undefined ? undefined : dataJson(data);
+    const json = data === undefined ? undefined : dataJson(data, this.maxValues);
     const key = options?.idempotencyKey;
     const result =
       op === 'create' && json !== undefined

@@ -1,3 +1,4 @@
+import { countJsonValues, DEFAULT_MAX_RECORD_VALUES } from '../core/json-values.js';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { SagawayError } from '../core/errors.js';
@@ -6,7 +7,7 @@ import type { QuerySettings } from '../config/settings.js';
 import { decodeCursor, nextOf } from './cursor.js';
 import { DEFAULT_MAX_PAGE_BYTES, normalizeList, type FilterValue } from './list-options.js';
 import { bindValues, compileNamedQuery, type CompiledQuery } from './named-params.js';
-import { listClauses, trimPage, withPageBudget, type SqlDialect } from './sql-list.js';
+import { cutPageByValues, listClauses, trimPage, withPageBudget, type SqlDialect } from './sql-list.js';
 import type {
   BatchOutcome,
   BatchWrite,
@@ -17,7 +18,7 @@ import type {
   StateRecord,
   WriteOptions,
 } from './state.js';
-import { checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
+import { checkId, dataJson, mergedJson, planWrite, type WriteOp } from './write-plan.js';
 import { appliedElsewhere, dataHash, idempotencyLimits, type IdempotencyLimits } from './idempotency.js';
 import { WriteMethods } from './write-methods.js';
 import { listIndexName, sqlTableNames } from './sql-table.js';
@@ -42,6 +43,8 @@ export interface SqliteStateOptions {
   log?: Logger;
   /** bytes of record data one list page holds (the first record always fits); default 4 MiB */
   maxPageBytes?: number;
+  /** JSON values one record, and one list page, holds (the first record always fits); default 20,000 */
+  maxValues?: number;
   /** how applied idempotency keys are kept (DEFAULT_IDEMPOTENCY) */
   idempotency?: Partial<IdempotencyLimits>;
 }
@@ -82,11 +85,13 @@ export class SqliteState extends WriteMethods implements State {
   private writesSincePrune = 0;
   private readonly idemLimits: IdempotencyLimits;
   private readonly maxPageBytes: number;
+  private readonly maxValues: number;
 
   constructor(options: SqliteStateOptions) {
     super();
     this.idemLimits = idempotencyLimits(options.idempotency);
     this.maxPageBytes = options.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
+    this.maxValues = options.maxValues ?? DEFAULT_MAX_RECORD_VALUES;
     ({ t: this.t, ti: this.ti } = sqlTableNames(options.table, MAX_TABLE));
     this.options = options;
     this.alias = options.alias;
@@ -155,19 +160,15 @@ export class SqliteState extends WriteMethods implements State {
     const { where, orderBy, sortExpr } = listClauses(o, after, dialect);
     params.push(o.limit + 1, o.skip);
     const inner =
-      `SELECT seq, id, version, data, ${sortExpr} AS _sk, ${sortExpr} AS _o FROM ${this.t}` +
+      // octet_length of a column reads the stored size, not the text (SQLite 3.43+)
+      `SELECT seq, id, version, octet_length(data) AS _n, ${sortExpr} AS _sk, ${sortExpr} AS _o FROM ${this.t}` +
       (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
       ` ORDER BY ${orderBy} LIMIT ? OFFSET ?`;
-    // the size of the stored JSON text in bytes (a BLOB's length is its byte count)
-    const sql = withPageBudget(
-      inner,
-      o,
-      'seq, id, version, _sk',
-      (d) => `length(CAST(${d} AS BLOB))`,
-      this.maxPageBytes,
-    );
+    const sql = withPageBudget(inner, o, 'seq, id, version, _sk', this.t, this.maxPageBytes);
     const rows = this.stmt(sql).all(...params) as RowData[];
-    const more = trimPage(rows, o.limit);
+    // counted on the text, before JSON.parse: the rows cut are never parsed
+    const trimmed = trimPage(rows, o.limit);
+    const more = cutPageByValues(rows, this.maxValues, (r, max) => countJsonValues(r.data, max)) || trimmed;
     const page: ListPage = { list: rows.map(toRecord) };
     const last = rows[rows.length - 1];
     const next = nextOf(o, more, last && { key: (last._sk ?? null) as string | number | null, id: last.id });
@@ -228,7 +229,7 @@ export class SqliteState extends WriteMethods implements State {
     options?: WriteOptions,
   ): Promise<StateRecord> {
     checkId(id);
-    const json = data === undefined ? undefined : dataJson(data);
+    const json = data === undefined ? undefined : dataJson(data, this.maxValues);
     this.handle();
     let result: StateRecord;
     try {
@@ -277,7 +278,7 @@ export class SqliteState extends WriteMethods implements State {
     try {
       checkId(w.id);
       const o = w.expectedVersion !== undefined ? { expectedVersion: w.expectedVersion } : undefined;
-      return { ok: true, record: this.writeInTx(w.op, w.id, dataJson(w.data), o) };
+      return { ok: true, record: this.writeInTx(w.op, w.id, dataJson(w.data, this.maxValues), o) };
     } catch (err) {
       if (err instanceof SagawayError) return { ok: false, error: err };
       // not a rule of the contract (the database failed): the transaction fails as a whole
@@ -301,7 +302,7 @@ export class SqliteState extends WriteMethods implements State {
     const r = plan.record;
     let text: string | undefined;
     if (plan.kind === 'insert') {
-      text = op === 'update' ? JSON.stringify(r.data) : (json ?? '{}');
+      text = op === 'update' ? mergedJson(r.data, this.maxValues) : (json ?? '{}');
       this.stmt(`INSERT INTO ${this.t} (id, version, data, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`).run(
         id,
         r.version,
@@ -310,7 +311,7 @@ export class SqliteState extends WriteMethods implements State {
         now,
       );
     } else if (plan.kind === 'update') {
-      text = op === 'update' ? JSON.stringify(r.data) : (json ?? '{}');
+      text = op === 'update' ? mergedJson(r.data, this.maxValues) : (json ?? '{}');
       this.stmt(`UPDATE ${this.t} SET version = ?, data = ?, updated_at = ? WHERE id = ?`).run(
         r.version,
         text,

@@ -1,4 +1,5 @@
 import { SagawayError } from '../core/errors.js';
+import { countJsonValues, DEFAULT_MAX_RECORD_VALUES, mayExceedValues } from '../core/json-values.js';
 import { isForbiddenKey } from '../core/path.js';
 import type { StateRecord, WriteOptions } from './state.js';
 
@@ -31,8 +32,11 @@ export function checkId(id: unknown): string {
   return id;
 }
 
-/** Serialise data, refusing what is not an object or over the size limit. */
-export function dataJson(data: unknown): string {
+/**
+ * Serialise data, refusing what is not an object, over the size limit or over `maxValues` JSON
+ * values (`states.<alias>.maxValues`: what one record costs every later read, list and response).
+ */
+export function dataJson(data: unknown, maxValues = DEFAULT_MAX_RECORD_VALUES): string {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     throw new SagawayError('VALIDATION_FAILED', 'record data must be an object');
   }
@@ -41,6 +45,21 @@ export function dataJson(data: unknown): string {
   if (json.length > MAX_DATA_BYTES) {
     throw new SagawayError('PAYLOAD_TOO_LARGE', `record data is larger than ${MAX_DATA_BYTES} bytes`);
   }
+  checkDataValues(json, maxValues);
+  return json;
+}
+
+/** TOO_MANY_VALUES when a record's JSON text holds more than `maxValues` values (also after a merge). */
+export function checkDataValues(json: string, maxValues: number): void {
+  if (mayExceedValues(json.length, maxValues) && countJsonValues(json, maxValues) > maxValues) {
+    throw new SagawayError('TOO_MANY_VALUES', `record data holds more than ${maxValues} JSON values`);
+  }
+}
+
+/** The JSON text of a record's data after a patch was merged into it: the merge may pass `maxValues`. */
+export function mergedJson(data: Record<string, unknown>, maxValues: number): string {
+  const json = JSON.stringify(data);
+  checkDataValues(json, maxValues);
   return json;
 }
 

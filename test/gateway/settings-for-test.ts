@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_VALUES } from '../../src/core/json-values.js';
 import type { GatewaySettings } from '../../src/config/settings.js';
 
 /** Partial gateway settings for tests: nested blocks may be partial too. */
@@ -54,6 +55,7 @@ export function gatewaySettingsForTest(partial: GatewaySettingsInput = {}): Gate
       idleTimeoutMs: 60_000,
       maxConnections: 16_384,
       maxResponse: 8 * 1024 * 1024,
+      maxValues: DEFAULT_MAX_VALUES,
       ...partial.limits,
     },
     ...(partial.static === undefined ? {} : { static: partial.static }),

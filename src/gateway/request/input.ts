@@ -1,4 +1,5 @@
 import { SagawayError } from '../../core/errors.js';
+import { countJsonValues, DEFAULT_MAX_VALUES, escapedAt, mayExceedValues } from '../../core/json-values.js';
 import { isForbiddenKey } from '../../core/path.js';
 
 /**
@@ -17,16 +18,21 @@ export const MAX_BODY_DEPTH = 64;
 export const MAX_QUERY_PARAMS = 256;
 
 const SUSPECT = /__proto__|constructor|\\u/;
+/** A `\\u` escape of a UTF-16 surrogate (D800-DFFF): the only way a JSON text can write a lone one. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
 /** Fatal: invalid UTF-8 is refused, never replaced with U+FFFD (which would change what was signed or hashed). */
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Parse a JSON body: INVALID_JSON when it is not UTF-8, malformed, or repeats a key in one object
- * (JSON.parse would keep the last one silently, so two parsers could read different requests);
+ * Parse a JSON body: INVALID_JSON when it is not UTF-8, malformed, repeats a key in one object
+ * (JSON.parse would keep the last one silently, so two parsers could read different requests),
+ * holds a number too large for a double (JSON.parse gives Infinity, stored as null) or a lone
+ * surrogate (`"\\ud800"`: not text in any encoding, so not I-JSON, RFC 7493);
+ * TOO_MANY_VALUES past `maxValues` JSON values, counted on the text before it is parsed;
  * INVALID_BODY for forbidden keys or excess depth.
  */
-export function parseJsonBody(body: Buffer | string): unknown {
+export function parseJsonBody(body: Buffer | string, maxValues = DEFAULT_MAX_VALUES): unknown {
   let text: string;
   if (typeof body === 'string') text = body;
   else {
@@ -37,6 +43,11 @@ export function parseJsonBody(body: Buffer | string): unknown {
     }
   }
   if (text.trim() === '') throw new SagawayError('INVALID_JSON', 'the request body is empty');
+  // Before JSON.parse: what a body costs (to parse, copy, store, list and serialise) grows with
+  // its values, and a refused body must not have allocated them.
+  if (mayExceedValues(text.length, maxValues) && countJsonValues(text, maxValues) > maxValues) {
+    throw new SagawayError('TOO_MANY_VALUES', `the request body holds more than ${maxValues} JSON values`);
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -44,7 +55,7 @@ export function parseJsonBody(body: Buffer | string): unknown {
     throw new SagawayError('INVALID_JSON', 'the request body is not valid JSON');
   }
   // Cheap pre-test: forbidden keys can only be present when one of these substrings is.
-  const keys = checkBody(value, SUSPECT.test(text));
+  const keys = checkBody(value, SUSPECT.test(text), SURROGATE_ESCAPE.test(text));
   if (keys > 0 && memberCount(text) !== keys) {
     throw new SagawayError('INVALID_JSON', 'the request body repeats a key in one object');
   }
@@ -68,7 +79,7 @@ function memberCount(text: string): number {
     }
     // Skip the string that opens at `quote`: its end is the next quote not escaped.
     let end = text.indexOf('"', quote + 1);
-    while (end > 0 && escaped(text, end)) end = text.indexOf('"', end + 1);
+    while (end > 0 && escapedAt(text, end)) end = text.indexOf('"', end + 1);
     if (end < 0) break; // unreachable for text JSON.parse accepted
     if (colon < end) colon = text.indexOf(':', end + 1);
     quote = text.indexOf('"', end + 1);
@@ -76,19 +87,14 @@ function memberCount(text: string): number {
   return n;
 }
 
-/** Whether the quote at `at` is preceded by an odd number of backslashes. */
-function escaped(text: string, at: number): boolean {
-  let k = at - 1;
-  while (text.charCodeAt(k) === 0x5c) k--;
-  return ((at - 1 - k) & 1) === 1;
-}
-
 /**
- * Walk a parsed body iteratively: depth limit always, forbidden keys when `keys` is set. Returns
- * how many keys its objects hold in all.
+ * Walk a parsed body iteratively: depth limit and finite numbers always, forbidden keys when
+ * `keys` is set, lone surrogates in keys and strings when `surrogates` is set. Returns how many
+ * keys its objects hold in all.
  */
-function checkBody(root: unknown, keys: boolean): number {
+function checkBody(root: unknown, keys: boolean, surrogates: boolean): number {
   let count = 0;
+  checkScalar(root, surrogates);
   const stack: Array<[unknown, number]> = [[root, 1]];
   while (stack.length > 0) {
     const [node, depth] = stack.pop()!;
@@ -97,7 +103,10 @@ function checkBody(root: unknown, keys: boolean): number {
       throw new SagawayError('INVALID_BODY', `the request body is nested deeper than ${MAX_BODY_DEPTH} levels`);
     }
     if (Array.isArray(node)) {
-      for (const item of node) if (typeof item === 'object' && item !== null) stack.push([item, depth + 1]);
+      for (const item of node) {
+        if (typeof item === 'object' && item !== null) stack.push([item, depth + 1]);
+        else checkScalar(item, surrogates);
+      }
       continue;
     }
     const own = Object.keys(node);
@@ -105,10 +114,28 @@ function checkBody(root: unknown, keys: boolean): number {
     for (const key of own) {
       const child = (node as Record<string, unknown>)[key];
       if (keys && isPoison(key, child)) throw new SagawayError('INVALID_BODY', `the key "${key}" is not allowed here`);
+      if (surrogates && !wellFormed(key)) throw loneSurrogate();
       if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+      else checkScalar(child, surrogates);
     }
   }
   return count;
+}
+
+/** INVALID_JSON for a number JSON.parse turned into Infinity, or a string with a lone surrogate. */
+function checkScalar(value: unknown, surrogates: boolean): void {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new SagawayError('INVALID_JSON', 'the request body holds a number out of range');
+  } else if (surrogates && typeof value === 'string' && !wellFormed(value)) throw loneSurrogate();
+}
+
+function loneSurrogate(): SagawayError {
+  return new SagawayError('INVALID_JSON', 'the request body holds a lone surrogate (\\uD800-\\uDFFF without its pair)');
+}
+
+/** String.prototype.isWellFormed (Node 20+, ES2024: not in this project's ES2023 lib types). */
+function wellFormed(s: string): boolean {
+  return (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 }
 
 /** `__proto__`, or a `constructor` object with a `prototype`: the shapes that poison prototypes. */
