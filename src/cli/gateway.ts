@@ -28,7 +28,7 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
       'the gateway alone needs a nats system to reach its runners (or use `sagaway start`)',
     );
   }
-  const hub = new NatsHub(settings, log);
+  const hub = new NatsHub(settings, log, undefined, { gatewayOnly: true });
   hub.start();
 
   // The journals the runners write: the gateway reads them for /api/status.

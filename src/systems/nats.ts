@@ -32,6 +32,13 @@ export interface NatsSystemOptions {
   pending: PendingReplies;
   /** another nats system of this process by name (responseSystem) */
   peer(name: string): NatsSystem | undefined;
+  /**
+   * The process is a gateway alone (`sagaway gateway`): it sends saga requests and reads
+   * outcomes, and never sends an event. It then sets up no stream and listens for no event
+   * reply, so that its NATS user needs no permission for them (docs/distributed.md,
+   * "Credentials and permissions"). Default false.
+   */
+  gatewayOnly?: boolean;
 }
 
 /**
@@ -163,7 +170,7 @@ export class NatsSystem implements System {
 
   private async connectedNow(): Promise<void> {
     try {
-      await this.ensureStreams();
+      if (this.options.gatewayOnly !== true) await this.ensureStreams();
     } catch (err) {
       this.log.error({ err: errText(err) }, 'cannot set up JetStream streams; will retry on the next reconnect');
     }
@@ -195,8 +202,6 @@ export class NatsSystem implements System {
     const sub = (subject: string, cb: (data: Uint8Array) => void): void => {
       this.subs.push(nc.subscribe(subject, { callback: (err, msg) => (err ? undefined : cb(msg.data)) }));
     };
-    sub(this.names.reply(this.options.instance), onReply);
-    sub(this.names.responsesFor(this.options.instance), onReply);
     sub(this.names.adv, (data) => {
       try {
         this.directory.accept(JSON.parse(Buffer.from(data).toString('utf8')));
@@ -204,6 +209,9 @@ export class NatsSystem implements System {
         /* not an advertisement */
       }
     });
+    if (this.options.gatewayOnly === true) return; // it sends no event: no reply comes to it
+    sub(this.names.reply(this.options.instance), onReply);
+    sub(this.names.responsesFor(this.options.instance), onReply);
     sub(`$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${this.names.eventsStream}.*`, (data) => {
       try {
         const adv = JSON.parse(Buffer.from(data).toString('utf8')) as { stream_seq?: unknown };

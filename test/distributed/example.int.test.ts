@@ -2,32 +2,34 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { call, Cluster, dropStreams, reachable, skipOrFail, uniquePrefix, waitUntil, type Proc } from './harness.js';
+import { call, Cluster, skipOrFail, waitUntil, type Proc } from './harness.js';
+import { NATS_SERVER, ownNatsAvailable, startOwnNats, type OwnNats } from './own-nats.js';
 
 /**
- * examples/distributed as its README walks through it: 5 processes on the machine's NATS, no
- * journal (outcomes at /api/status come from the NATS key-value bucket).
+ * examples/distributed as its README walks through it: 5 processes on a nats-server started
+ * with the example's nats-server.conf (each process with its role's credentials), no journal
+ * (outcomes at /api/status come from the NATS key-value bucket).
  */
 
-const NATS = 'nats://127.0.0.1:4222';
-const available = await reachable(4222);
-const prefix = uniquePrefix('ex');
+const prefix = 'ex';
 
 describe(
   'examples/distributed walk-through',
-  { skip: available ? false : skipOrFail(`NATS not reachable at ${NATS}`) },
+  { skip: ownNatsAvailable() ? false : skipOrFail(`${NATS_SERVER} is not installed`) },
   () => {
+    let nats: OwnNats;
     let cluster: Cluster;
     let port: number;
     let pricing2: Proc;
 
     before(async () => {
+      nats = await startOwnNats();
       const dir = join('examples', 'distributed');
       cluster = await Cluster.create({
         'sagaway.yaml': await readFile(join(dir, 'sagaway.yaml'), 'utf8'),
         'handlers/pricing.mjs': await readFile(join(dir, 'handlers', 'pricing.mjs'), 'utf8'),
       });
-      const env = { SAGAWAY_PREFIX: prefix, NATS_URL: NATS };
+      const env = nats.env('runner');
       const started = await Promise.all([
         cluster.runner('shop', undefined, env),
         cluster.runner('shop', undefined, env),
@@ -35,13 +37,13 @@ describe(
         cluster.runner('pricing', '2', env),
       ]);
       pricing2 = started[3].proc;
-      ({ port } = await cluster.gateway(env));
+      ({ port } = await cluster.gateway(nats.env('gateway')));
       await waitUntil(async () => (await call(port, '/api/request/quote/A1?qty=12')).status === 200, 10_000, 100);
     });
 
     after(async () => {
       await cluster?.close();
-      await dropStreams(NATS, prefix);
+      await nats?.stop();
     });
 
     test('the calls of the README answer as shown', async () => {
@@ -90,6 +92,11 @@ describe(
       assert.equal(res.status, 200);
       assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
       assert.match(await res.text(), /event: end/);
+    });
+
+    test('each role had every permission it used: the server logged no violation', () => {
+      const refused = new Set(nats.log().match(/\w+ Violation - User "\w+", Subject "[^"]+"/g) ?? []);
+      assert.deepEqual([...refused], []);
     });
 
     test('deployment 2 stopped: its step fails fast with 503, deployment 1 still answers', async () => {

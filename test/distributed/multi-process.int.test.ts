@@ -2,25 +2,17 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import {
-  call,
-  Cluster,
-  dropStreams,
-  handlerLog,
-  reachable,
-  skipOrFail,
-  uniquePrefix,
-  waitUntil,
-  WORK_HANDLER,
-} from './harness.js';
+import { call, Cluster, handlerLog, skipOrFail, uniquePrefix, waitUntil, WORK_HANDLER } from './harness.js';
+import { NATS_SERVER, ownNatsAvailable, startOwnNats, type OwnNats } from './own-nats.js';
 
 /**
  * Gateway, an orchestrating runner and three replicas of a worker runner (two of deployment
- * "a", one of deployment "b"), each its own OS process, on the machine's NATS.
+ * "a", one of deployment "b"), each its own OS process, on the test's own nats-server with the
+ * permissions of examples/distributed/nats-server.conf (the gateway and the runners connect as
+ * their roles).
  */
 
-const NATS = 'nats://127.0.0.1:4222';
-const available = await reachable(4222);
+const available = ownNatsAvailable();
 const prefix = uniquePrefix('mp');
 const SECRET = `s3cr3t-${prefix}`;
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -58,7 +50,17 @@ const config = {
     apis: [{ path: '/', runner: 'api' }],
     limits: { timeout: '8s' },
   },
-  systems: { bus: { type: 'nats', servers: [NATS], ackWait: '2s', maxDeliver: 3, prefix } },
+  systems: {
+    bus: {
+      type: 'nats',
+      servers: ['${env:NATS_URL}'],
+      user: '${env:NATS_USER}',
+      pass: '${env:NATS_PASS}',
+      ackWait: '2s',
+      maxDeliver: 3,
+      prefix,
+    },
+  },
   defaultSystem: 'bus',
   secrets: { from: 'env', prefix: 'SAGAWAY_SECRET_' },
   states: { jr: { type: 'sqlite', file: './journal.db' } },
@@ -104,8 +106,9 @@ const config = {
 
 describe(
   'distributed: gateway and runners as separate processes',
-  { skip: available ? false : skipOrFail(`NATS not reachable at ${NATS}`) },
+  { skip: available ? false : skipOrFail(`${NATS_SERVER} is not installed`) },
   () => {
+    let nats: OwnNats;
     let cluster: Cluster;
     let port: number;
     let logFile: string;
@@ -115,12 +118,13 @@ describe(
     let bPort = 0;
 
     before(async () => {
+      nats = await startOwnNats({ prefix });
       const { stringify } = await import('yaml');
       cluster = await Cluster.create({ 'sagaway.yaml': stringify(config), 'work.mjs': WORK_HANDLER });
       logFile = join(cluster.dir, 'handler.log');
       // Everything that crosses the broker under this prefix, to check that no secret does.
       const { connect } = await import('@nats-io/transport-node');
-      const nc = await connect({ servers: NATS });
+      const nc = await connect({ servers: nats.url, ...nats.credentials('admin') });
       // (Not the `run` subjects: a subscriber there would count as a responder.)
       for (const kind of ['ev', 'reply', 'resp', 'adv']) {
         nc.subscribe(`${prefix}.${kind}.>`, {
@@ -130,7 +134,7 @@ describe(
         });
       }
       closeTap = () => nc.close();
-      const env = { SAGAWAY_TEST_LOG: logFile };
+      const env = { ...nats.env('runner'), SAGAWAY_TEST_LOG: logFile };
       const started = await Promise.all([
         cluster.runner('api', undefined, { ...env, SAGAWAY_TEST_TAG: 'api' }),
         cluster.runner('worker', 'a', { ...env, SAGAWAY_TEST_TAG: 'a1', SAGAWAY_SECRET_TOKEN: SECRET }),
@@ -138,7 +142,7 @@ describe(
         cluster.runner('worker', 'b', { ...env, SAGAWAY_TEST_TAG: 'b1', SAGAWAY_SECRET_TOKEN: SECRET }),
       ]);
       bPort = started[3].port;
-      ({ port } = await cluster.gateway());
+      ({ port } = await cluster.gateway(nats.env('gateway')));
       // The gateway connects in the background; the orchestrator learns the workers from their advertisements.
       await waitUntil(
         async () => (await call(port, '/api/request/infer', { headers: alice })).status === 200,
@@ -150,7 +154,7 @@ describe(
     after(async () => {
       await closeTap?.();
       await cluster?.close();
-      await dropStreams(NATS, prefix);
+      await nats?.stop();
     });
 
     test('remote event step: handler inferred from the stream binding; stream override and default applied by the worker', async () => {
@@ -206,7 +210,7 @@ describe(
     test('responseStream: the reply comes back through the JetStream response stream', async () => {
       const { connect } = await import('@nats-io/transport-node');
       const { jetstreamManager } = await import('@nats-io/jetstream');
-      const nc = await connect({ servers: NATS });
+      const nc = await connect({ servers: nats.url, ...nats.credentials('admin') });
       try {
         const jsm = await jetstreamManager(nc);
         const before = (await jsm.streams.info(`${prefix}_resp`)).state.messages;
@@ -273,6 +277,11 @@ describe(
       await call(port, '/api/request/only-b', { headers: { 'x-api-key': 'bob-key', 'x-request-id': id } });
       const again = await call(port, `/api/status/${id}`, { headers: alice });
       assert.match((again.body as typeof status).response.out.tag, /^a[12]$/);
+    });
+
+    test('the gateway and the runners had every permission they used: the server logged no violation', () => {
+      const refused = new Set(nats.log().match(/\w+ Violation - User "\w+", Subject "[^"]+"/g) ?? []);
+      assert.deepEqual([...refused], []);
     });
 
     test('no runner alive for an API: 503 RUNNER_UNAVAILABLE at once', async () => {

@@ -31,6 +31,8 @@ export class NatsHub implements SagaService {
     private readonly settings: Settings,
     private readonly log: Logger,
     readonly instance: string = newInstanceId(),
+    /** a gateway alone: no streams set up, no event replies listened for (NatsSystemOptions.gatewayOnly) */
+    options: { gatewayOnly?: boolean } = {},
   ) {
     this.pending = new PendingReplies(log);
     for (const sys of Object.values(settings.systems)) {
@@ -43,6 +45,7 @@ export class NatsHub implements SagaService {
           instance: this.instance,
           pending: this.pending,
           peer: (name) => this.systems.get(name),
+          gatewayOnly: options.gatewayOnly === true,
         }),
       );
     }
