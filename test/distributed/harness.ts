@@ -7,6 +7,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { prefixStreams } from '../nats-available.js';
 
+export { skipOrFail } from '../require-services.js';
+
 /**
  * Multi-process harness: gateway and runners as separate OS processes
  * (`node dist/src/cli/main.js gateway|runner ...`), their JSON log lines, and helpers to wait.
@@ -46,13 +48,6 @@ export function freePort(): Promise<number> {
       srv.close(() => done(port));
     });
   });
-}
-
-/** Skip (printing why) or, under SAGAWAY_REQUIRE_SERVICES=1, fail. */
-export function skipOrFail(reason: string): string | false {
-  if (process.env['SAGAWAY_REQUIRE_SERVICES'] === '1') throw new Error(`required service missing: ${reason}`);
-  console.log(`# skipped: ${reason}`);
-  return reason;
 }
 
 /** One started process. */

@@ -10,32 +10,14 @@ import { loadConfig } from '../../src/config/load.js';
 import { DEFAULT_CONSOLE } from '../../src/config/settings.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { MASK } from '../../src/core/trace.js';
-import { createGateway } from '../../src/gateway/server.js';
 import { CONSOLE_CSP } from '../../src/gateway/console/routes.js';
 import { startTestHost } from '../../src/testing/index.js';
+import { createGateway } from '../../src/gateway/server.js';
 import { canaryForms, secrets } from '../security/inject-canary.js';
 import { CANARY, CONSOLE_CONFIG, ECHO_MODULE } from './console-fixture.js';
+import { consoleGateway } from './console-gateway.js';
 
 /** The console in process: access rules over HTTP, the page's CSP, the model, and the feed with the canary. */
-
-async function consoleGateway(config = CONSOLE_CONFIG) {
-  const h = await startTestHost(config, { files: { 'echo.mjs': ECHO_MODULE }, secrets });
-  const gw = await createGateway({
-    settings: h.settings,
-    service: h.host,
-    log: silentLogger(),
-    status: h.host.statusReader(),
-    traces: [h.host.traces],
-  });
-  return {
-    h,
-    gw,
-    async close() {
-      await gw.close();
-      await h.close();
-    },
-  };
-}
 
 function assertNoCanary(text: string, where: string) {
   for (const form of canaryForms(CANARY)) assert.ok(!text.includes(form), `${where} holds a form of the canary`);

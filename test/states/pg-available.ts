@@ -18,9 +18,4 @@ export async function pgUnavailableReason(url: string): Promise<string | undefin
   }
 }
 
-/** Skip (printing why) or, under SAGAWAY_REQUIRE_SERVICES=1, fail. */
-export function skipOrFail(reason: string): string | false {
-  if (process.env['SAGAWAY_REQUIRE_SERVICES'] === '1') throw new Error(`required service missing: ${reason}`);
-  console.log(`# skipped: ${reason}`);
-  return reason;
-}
+export { skipOrFail } from '../require-services.js';
