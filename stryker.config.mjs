@@ -14,7 +14,9 @@ export default {
   // The instrumented sources (all mutants switched by __STRYKER_ACTIVE_MUTANT__) are compiled once
   // per run, in the sandbox; each mutant then only runs the module's compiled tests.
   buildCommand: 'tsc -p tsconfig.json',
-  commandRunner: { command: `node --test --test-concurrency=1 ${module.tests.join(' ')}` },
+  // MUTATE_TESTS (compiled test files, space-separated) runs the mutants against other tests, e.g.
+  // the module's tests as they were before TESTING.md's additions.
+  commandRunner: { command: `node --test --test-concurrency=1 ${process.env.MUTATE_TESTS ?? module.tests.join(' ')}` },
   coverageAnalysis: 'off',
   concurrency: Number(process.env.MUTATE_CONCURRENCY ?? 2),
   timeoutMS: 20_000,

@@ -10,14 +10,21 @@ const t = (...files) => files.map((f) => `dist/${f.replace(/\.ts$/, '.js')}`);
 export const MODULES = {
   cursor: {
     mutate: ['src/gateway/stream/cursor.ts'],
-    tests: t('src/gateway/stream/cursor.test.ts'),
+    tests: t('src/gateway/stream/cursor.test.ts', 'src/gateway/stream/cursor-bounds.test.ts'),
   },
   group: {
     mutate: ['src/gateway/stream/group.ts'],
     tests: t('src/gateway/stream/share.test.ts'),
   },
   engine: {
-    mutate: ['src/saga/engine.ts', 'src/saga/unwind.ts'],
+    // runSaga's resume and unwind entry, the journaled loop, the event step (visits, keys, pivot,
+    // registrations) and unwind.ts's registration and undo; not the expression/transform steps
+    mutate: [
+      'src/saga/engine.ts:73-127',
+      'src/saga/engine.ts:161-202',
+      'src/saga/engine.ts:258-326',
+      'src/saga/unwind.ts:51-155',
+    ],
     tests: t(
       'src/saga/engine.test.ts',
       'src/saga/compensation.test.ts',
@@ -41,11 +48,11 @@ export const MODULES = {
   },
   access: {
     mutate: ['src/gateway/console/access.ts'],
-    tests: t('src/gateway/console/access.test.ts'),
+    tests: t('src/gateway/console/access.test.ts', 'src/gateway/console/access-rules.test.ts'),
   },
   logger: {
     mutate: ['src/core/logger.ts'],
-    tests: t('src/core/logger.test.ts'),
+    tests: t('src/core/logger-redaction.test.ts'),
   },
   inject: {
     mutate: ['src/runner/executor/inject.ts'],
