@@ -45,7 +45,17 @@ function layerRule(folder) {
 }
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'bench/node_modules/', 'coverage/', 'examples/**/data/'] },
+  {
+    ignores: [
+      'dist/',
+      'node_modules/',
+      'bench/node_modules/',
+      'coverage/',
+      'examples/**/data/',
+      '.stryker-tmp/',
+      'reports/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,0 +1,61 @@
+// The modules `npm run mutate` mutates (issue 27: the code whose bugs the suite must catch), each
+// with the focused tests that must kill its mutants. Stryker runs `test` once per mutant (the
+// `command` runner: Node's test runner has no Stryker plugin), so a module's tests must be fast;
+// `mutate` may name line ranges (`file:from-to`) where a whole file would be too slow.
+// TESTING.md has the scores and what every surviving mutant means.
+
+/** Compiled test files (dist/) run for each mutant of a module. */
+const t = (...files) => files.map((f) => `dist/${f.replace(/\.ts$/, '.js')}`);
+
+export const MODULES = {
+  cursor: {
+    mutate: ['src/gateway/stream/cursor.ts'],
+    tests: t('src/gateway/stream/cursor.test.ts', 'src/gateway/stream/cursor-bounds.test.ts'),
+  },
+  group: {
+    mutate: ['src/gateway/stream/group.ts'],
+    tests: t('src/gateway/stream/share.test.ts'),
+  },
+  engine: {
+    // runSaga's resume and unwind entry, the journaled loop, the event step (visits, keys, pivot,
+    // registrations) and unwind.ts's registration and undo; not the expression/transform steps
+    mutate: [
+      'src/saga/engine.ts:73-127',
+      'src/saga/engine.ts:161-202',
+      'src/saga/engine.ts:258-326',
+      'src/saga/unwind.ts:51-155',
+    ],
+    tests: t(
+      'src/saga/engine.test.ts',
+      'src/saga/compensation.test.ts',
+      'src/saga/engine-journal.test.ts',
+      'src/saga/retry.test.ts',
+      'src/saga/plan.test.ts',
+    ),
+  },
+  'request-keys': {
+    mutate: [
+      'src/states/request-keys/memory.ts',
+      'src/states/request-keys/sql.ts',
+      'src/states/request-keys/store.ts',
+      'src/gateway/request/idempotency-key.ts',
+    ],
+    tests: t(
+      'src/states/request-keys/store.test.ts',
+      'src/gateway/request/idempotency-key.test.ts',
+      'test/gateway/idempotency.test.ts',
+    ),
+  },
+  access: {
+    mutate: ['src/gateway/console/access.ts'],
+    tests: t('src/gateway/console/access.test.ts', 'src/gateway/console/access-rules.test.ts'),
+  },
+  logger: {
+    mutate: ['src/core/logger.ts'],
+    tests: t('src/core/logger-redaction.test.ts'),
+  },
+  inject: {
+    mutate: ['src/runner/executor/inject.ts'],
+    tests: t('src/runner/executor/execute.test.ts'),
+  },
+};
