@@ -63,7 +63,7 @@ if (values.compare) {
     const b = before.scenarios[name];
     const br = b ? rows(b) : [];
     console.log(
-      `\n**${name}**: ${SCENARIOS[name]} at ${after.opts.faultAt} s, started again ${after.opts.down} s later\n`,
+      `\n**${name}**: ${a.what ?? SCENARIOS[name]} at ${after.opts.faultAt} s, started again ${after.opts.down} s later\n`,
     );
     console.log(
       table(
@@ -237,7 +237,7 @@ async function scenario(name, nats, pg) {
       loadSeconds: opts.seconds,
       leftRunning,
     });
-    return { ...f, times };
+    return { ...f, times, what: SCENARIOS[name] };
   } finally {
     await pgc.end().catch(() => undefined);
     const logs = join(ROOT, '.tmp', prefix);
