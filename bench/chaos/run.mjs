@@ -23,7 +23,7 @@ import { ROOT } from '../lib/servers.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SCENARIOS = {
-  replica: 'an orchestrator replica (1 of 3) killed',
+  replica: 'two orchestrator replicas (of 3) killed at once',
   worker: 'the worker killed',
   gateway: 'a gateway (1 of 2) killed',
   nats: 'the NATS server killed',
@@ -63,7 +63,7 @@ if (values.compare) {
     const b = before.scenarios[name];
     const br = b ? rows(b) : [];
     console.log(
-      `\n**${name}**: ${SCENARIOS[name]} at ${after.opts.faultAt} s, started again ${after.opts.down} s later\n`,
+      `\n**${name}**: ${a.what ?? SCENARIOS[name]} at ${after.opts.faultAt} s, started again ${after.opts.down} s later\n`,
     );
     console.log(
       table(
@@ -185,10 +185,21 @@ async function scenario(name, nats, pg) {
         await sleep(200);
       }
     }
-    const target = { replica: replicas[0], worker, gateway: gateways[0] }[name];
+    // two replicas at once: twice the runs cut off mid-flight, one survivor to take them over
+    const targets = { replica: replicas.slice(0, 2), worker: [worker], gateway: [gateways[0]] }[name] ?? [];
     const fault = {
-      kill: () => (name === 'nats' ? nats.proc.kill() : name === 'postgres' ? pg.stop('immediate') : target.kill()),
-      heal: () => (name === 'nats' ? nats.proc.start() : name === 'postgres' ? pg.start() : target.start()),
+      kill: () =>
+        name === 'nats'
+          ? nats.proc.kill()
+          : name === 'postgres'
+            ? pg.stop('immediate')
+            : Promise.all(targets.map((t) => t.kill())),
+      heal: () =>
+        name === 'nats'
+          ? nats.proc.start()
+          : name === 'postgres'
+            ? pg.start()
+            : Promise.all(targets.map((t) => t.start())),
     };
     log(
       `== ${name}: ${opts.rate} orders/s for ${opts.seconds} s; fault at ${opts.faultAt} s, healed ${opts.down} s later`,
@@ -226,7 +237,7 @@ async function scenario(name, nats, pg) {
       loadSeconds: opts.seconds,
       leftRunning,
     });
-    return { ...f, times };
+    return { ...f, times, what: SCENARIOS[name] };
   } finally {
     await pgc.end().catch(() => undefined);
     const logs = join(ROOT, '.tmp', prefix);
