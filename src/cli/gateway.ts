@@ -53,9 +53,10 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
     return out;
   };
   const port = parsePort(options.port ?? process.env['PORT']) ?? settings.gateway.port ?? 8080;
-  // The console's live runs: the runners publish their traces on NATS while it is watched.
+  // The console's live runs: the runners publish their traces on NATS while it is watched, and
+  // only when the file says so (gateway.console.natsTraces): by default no trace crosses the broker.
   const { TraceSubscriber } = await import('../systems/nats/console-trace.js');
-  const system = hub.gatewaySystem();
+  const system = settings.gateway.console?.natsTraces === true ? hub.gatewaySystem() : undefined;
   const gateway = await createGateway({
     settings,
     service: hub,

@@ -10,6 +10,7 @@ import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 import { startOpsServer } from './ops-server.js';
 import { parsePort, untilStopped } from './port.js';
+import { masked } from '../gateway/console/mask.js';
 
 /**
  * `sagaway runner --config FILE --runner NAME [--deployment ID] [--port N]` (DESIGN §9): one
@@ -43,6 +44,8 @@ export async function runnerCommand(options: CliOptions, positionals: string[]):
     serveRequests: true,
     observer: runnerMetrics(metrics.registry),
     engineObserver: engineMetrics(metrics.registry),
+    // what this runner publishes for a console over NATS is masked as the console masks
+    traceMask: (value) => masked(value),
   });
   const ops = await startOpsServer(
     parsePort(options.port) ?? 0,

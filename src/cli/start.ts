@@ -7,6 +7,7 @@ import { createState } from '../states/index.js';
 import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 import { parsePort } from './port.js';
+import { masked } from '../gateway/console/mask.js';
 
 /**
  * `sagaway start [--config FILE] [--port N] [--host H]`: the gateway and every runner of the file
@@ -20,7 +21,14 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
   const log = createLogger();
   for (const w of warnings) log.warn({ file: w.file, line: w.line, path: w.path }, w.message);
   const port = parsePort(options.port ?? process.env['PORT']) ?? settings.gateway.port ?? 8080;
-  const host = await Host.start({ settings, log, builtins: BUILTIN_HANDLERS, createState });
+  const host = await Host.start({
+    settings,
+    log,
+    builtins: BUILTIN_HANDLERS,
+    createState,
+    // what this process publishes for a console over NATS is masked as the console masks
+    traceMask: (value) => masked(value),
+  });
   const gateway = await createGateway({
     settings,
     service: host,

@@ -227,6 +227,7 @@ function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings {
       path: g.console?.path ?? DEFAULT_CONSOLE.path,
       sample: g.console?.sample ?? DEFAULT_CONSOLE.sample,
       snapshotBytes: parseSize(g.console?.snapshot) ?? DEFAULT_CONSOLE.snapshotBytes,
+      natsTraces: g.console?.natsTraces ?? DEFAULT_CONSOLE.natsTraces,
     },
   };
 }

@@ -499,6 +499,12 @@ export const GatewaySchema = Type.Object(
           snapshot: Type.Optional(
             SizeOf('bytes of one step payload snapshot in a trace (longer ones are cut); default 2kb'),
           ),
+          natsTraces: Type.Optional(
+            Type.Boolean({
+              description:
+                'distributed mode: runner processes send their traced runs (masked) over NATS while this console watches; default false',
+            }),
+          ),
         },
         { ...strict, description: 'the console: saga graphs, live runs, try-it (docs/console.md)' },
       ),

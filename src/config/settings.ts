@@ -159,6 +159,11 @@ export interface ConsoleSettings {
   sample: number;
   /** bytes of one step's payload snapshot; default 2 KiB */
   snapshotBytes: number;
+  /**
+   * distributed mode: runner processes publish their traced runs on NATS while a console
+   * watches (docs/console.md, Distributed mode); default false: nothing traced crosses the broker
+   */
+  natsTraces: boolean;
 }
 
 /** The console's settings when the file sets none. */
@@ -168,6 +173,7 @@ export const DEFAULT_CONSOLE: ConsoleSettings = Object.freeze({
   path: '/console',
   sample: 50,
   snapshotBytes: 2048,
+  natsTraces: false,
 });
 
 export interface NatsSystemSettings {

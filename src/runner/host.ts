@@ -9,7 +9,7 @@ import { TraceBus } from '../core/trace.js';
 import { LocalSystem } from '../systems/local.js';
 import type { NatsHub } from '../systems/nats/hub.js';
 import type { ServeObserver } from '../systems/nats/serve.js';
-import type { TracePublisher } from '../systems/nats/console-trace.js';
+import type { TracePublisher, ValueMask } from '../systems/nats/console-trace.js';
 import type { EventMessage, EventReply, SagaService } from '../core/messages.js';
 import type { HandlerFactory } from '../handlers/api.js';
 import type { EngineObserver } from '../saga/engine.js';
@@ -38,6 +38,12 @@ export interface HostOptions {
   observer?: ServeObserver;
   /** metrics hooks of the saga engine (tries, compensations) */
   engineObserver?: EngineObserver;
+  /**
+   * masks each payload snapshot this process publishes for a console over NATS: the console's
+   * own masking (gateway/console/mask.ts `masked`), handed in by the command line so that the
+   * runner does not depend on the gateway. Default: the snapshots as core/trace.ts masks them.
+   */
+  traceMask?: ValueMask;
 }
 
 /** How often journaled runs whose process is gone are looked for. */
@@ -84,11 +90,12 @@ export class Host implements SagaService {
         const { NatsHub } = await import('../systems/nats/hub.js');
         host.hub = new NatsHub(options.settings, options.log, host.instance);
         host.hub.start();
-        // A console watched on a gateway elsewhere asks for this process's traces over NATS.
-        const system = host.hub.gatewaySystem();
+        // A console watched on a gateway elsewhere asks for this process's traces over NATS, when
+        // the file lets traces cross the broker (gateway.console.natsTraces; default off).
+        const system = options.settings.gateway?.console?.natsTraces === true ? host.hub.gatewaySystem() : undefined;
         if (system) {
           const { TracePublisher } = await import('../systems/nats/console-trace.js');
-          host.tracePublisher = new TracePublisher(system, host.traces, options.log);
+          host.tracePublisher = new TracePublisher(system, host.traces, options.log, undefined, options.traceMask);
           host.tracePublisher.start();
         }
       }

@@ -47,7 +47,8 @@ export async function startOwnNats(options: { conf?: string; prefix?: string } =
   const dir = await mkdtemp(join(tmpdir(), 'sagaway-nats-'));
   let text = options.conf ?? (await readFile(EXAMPLE_CONF, 'utf8'));
   const prefix = options.prefix ?? 'shop';
-  if (prefix !== 'shop') text = text.replace(/(["\s._])shop([._])/g, `$1${prefix}$2`);
+  // `shop` as the prefix (not as the runner in a bucket's name, `shop_status_shop`)
+  if (prefix !== 'shop') text = text.replace(/(?<!_status_)(?<=["\s.]|KV_)shop(?=[._])/g, prefix);
   const file = join(dir, 'nats-server.conf');
   await writeFile(file, text);
   const port = await freePort();

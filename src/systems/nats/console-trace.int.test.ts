@@ -27,6 +27,7 @@ describe('console traces over NATS', { skip: natsDown ? skipOrFail(natsDown) : f
   test('a watched gateway receives the runner process runs; unwatched, the runner traces nothing', async () => {
     const prefix = `ct${randomBytes(5).toString('hex')}`;
     const h = await startTestHost({
+      gateway: { console: { natsTraces: true } },
       systems: { bus: { type: 'nats', servers: [NATS], prefix } },
       defaultSystem: 'bus',
       runners: {
@@ -70,6 +71,54 @@ describe('console traces over NATS', { skip: natsDown ? skipOrFail(natsDown) : f
       stop();
     } finally {
       await gateway.close();
+      await h.close();
+    }
+  });
+
+  test('without gateway.console.natsTraces a runner process never answers a watch: nothing traced crosses the broker', async () => {
+    const prefix = `ct${randomBytes(5).toString('hex')}`;
+    const h = await startTestHost({
+      systems: { bus: { type: 'nats', servers: [NATS], prefix } },
+      defaultSystem: 'bus',
+      runners: {
+        main: {
+          sagas: [
+            {
+              id: 'hello',
+              path: '/hello',
+              steps: [
+                { id: 'start', type: 'start', links: [{ to: 'done' }] },
+                { id: 'done', type: 'success' },
+              ],
+            },
+          ],
+        },
+      },
+    });
+    const { connect } = await import('@nats-io/transport-node');
+    const client = await connect({ servers: NATS });
+    try {
+      await until(() => h.host.hub!.connected, 5000, 'connected');
+      // Anyone on the broker asks for traces, as a watched console would, and listens for them.
+      const traces: string[] = [];
+      client.subscribe(`${prefix}.console.trace`, {
+        callback: (err, m) => {
+          if (!err) traces.push(m.string());
+        },
+      });
+      for (let i = 0; i < 3; i++) {
+        client.publish(`${prefix}.console.watch`);
+        await client.flush();
+        // The runner's connection has handled the watch once its own ping comes back (one socket, in order).
+        await h.host.hub!.gatewaySystem()!.nc!.flush();
+        const result = await h.run('/hello', {});
+        assert.equal(result.outcome, 'SUCCESS');
+      }
+      assert.equal(h.host.traces.active, false, 'the runner never started tracing');
+      await client.flush();
+      assert.deepEqual(traces, []);
+    } finally {
+      await client.close();
       await h.close();
     }
   });

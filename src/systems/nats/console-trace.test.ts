@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunRecord } from '../../core/trace.js';
-import { decodeRun, encodeRun } from './console-trace.js';
+import { decodeRun, encodeRun, maskSnapshots } from './console-trace.js';
 
 const RUN: RunRecord = {
   requestId: 'r1',
@@ -31,4 +31,25 @@ test('what comes from the broker is shown only with the shape of a record', () =
     assert.equal(decodeRun(Buffer.from(junk)), undefined, junk);
   }
   assert.equal(decodeRun(Buffer.alloc(300 * 1024, 0x20)), undefined, 'too large');
+});
+
+test('maskSnapshots: each whole snapshot goes through the mask; a cut one and a step without one stay as they are', () => {
+  const run: RunRecord = {
+    ...RUN,
+    steps: [
+      { step: 'a', kind: 'transform', status: 'SUCCESS', ms: 1, payload: '{"email":"ada@example.org","n":1}' },
+      { step: 'b', kind: 'transform', status: 'SUCCESS', ms: 1, payload: '{"email":"ada@exam…' },
+      { step: 'c', kind: 'success', status: 'SUCCESS', ms: 1 },
+    ],
+  };
+  const seen: unknown[] = [];
+  const out = maskSnapshots(run, (v) => {
+    seen.push(v);
+    return { ...(v as object), email: '••••' };
+  });
+  assert.deepEqual(seen, [{ email: 'ada@example.org', n: 1 }]);
+  assert.equal(out.steps[0]!.payload, '{"email":"••••","n":1}');
+  assert.equal(out.steps[1]!.payload, '{"email":"ada@exam…');
+  assert.equal(out.steps[2]!.payload, undefined);
+  assert.equal(run.steps[0]!.payload, '{"email":"ada@example.org","n":1}', 'the record itself is not changed');
 });

@@ -5,10 +5,12 @@ import type { RunRecord, TraceBus, TraceSource } from '../../core/trace.js';
 import type { NatsSystem } from '../nats.js';
 
 /**
- * Run traces across processes (docs/console.md, Distributed): a gateway whose console is watched
+ * Run traces across processes (docs/console.md, Distributed mode), only with
+ * `gateway.console.natsTraces: true` (else neither side is created): a gateway whose console is watched
  * publishes `P.console.watch` every WATCH_MS; a runner process that hears it listens to its own
  * TraceBus and publishes each traced run on `P.console.trace` (core NATS: fire and forget,
- * nothing stored), until it has heard no watch for EXPIRY_WATCHES intervals. So runners trace and
+ * nothing stored), its snapshots masked as the console masks (maskSnapshots), until it has heard
+ * no watch for EXPIRY_WATCHES intervals. So runners trace and
  * publish nothing while no console is open anywhere. The runner's TraceBus bounds the rate
  * (`gateway.console.sample`); each record is bounded in bytes: too large, its payload snapshots
  * are left out; still too large, it is dropped. A gateway checks the shape and size of what it
@@ -45,6 +47,31 @@ export function encodeRun(run: RunRecord, max = MAX_TRACE_BYTES): Uint8Array | u
   return bytes.length <= max ? bytes : undefined;
 }
 
+/** How a value is masked for the console (the gateway's `masked`, gateway/console/mask.ts). */
+export type ValueMask = (value: unknown) => unknown;
+
+/**
+ * The run with each step's payload snapshot passed through `mask`, before it leaves the process:
+ * a snapshot is JSON of at most `gateway.console.snapshot` bytes, parsed, masked and written
+ * again (bounded work). A snapshot cut at that size is not JSON any more: it travels as the
+ * runner cut it, with the keys that name credentials already masked (core/trace.ts snapshotOf).
+ */
+export function maskSnapshots(run: RunRecord, mask: ValueMask): RunRecord {
+  return {
+    ...run,
+    steps: run.steps.map((step) => {
+      if (step.payload === undefined) return step;
+      let value: unknown;
+      try {
+        value = JSON.parse(step.payload);
+      } catch {
+        return step;
+      }
+      return { ...step, payload: JSON.stringify(mask(value)) ?? '' };
+    }),
+  };
+}
+
 /** A record from the broker, if it has the shape of one. */
 export function decodeRun(data: Uint8Array): RunRecord | undefined {
   if (data.length > MAX_TRACE_BYTES) return undefined;
@@ -79,6 +106,8 @@ export class TracePublisher {
     private readonly bus: TraceBus,
     private readonly log: Logger,
     private readonly watchMs = WATCH_MS,
+    /** applied to every snapshot before it is published (maskSnapshots); default: as the runner made them */
+    private readonly mask?: ValueMask,
   ) {
     this.subjects = traceSubjects(system.names.prefix);
   }
@@ -112,7 +141,10 @@ export class TracePublisher {
   }
 
   private publish(run: RunRecord): void {
-    const data = encodeRun(run, Math.min(MAX_TRACE_BYTES, this.system.maxPayload));
+    const data = encodeRun(
+      this.mask ? maskSnapshots(run, this.mask) : run,
+      Math.min(MAX_TRACE_BYTES, this.system.maxPayload),
+    );
     if (!data) {
       this.log.debug({ requestId: run.requestId }, 'trace record too large for the console; dropped');
       return;
