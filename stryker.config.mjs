@@ -19,7 +19,8 @@ export default {
   commandRunner: { command: `node --test --test-concurrency=1 ${process.env.MUTATE_TESTS ?? module.tests.join(' ')}` },
   coverageAnalysis: 'off',
   concurrency: Number(process.env.MUTATE_CONCURRENCY ?? 2),
-  timeoutMS: 20_000,
+  // a mutant that hangs (a loop that never ends) is cut off this long after the tests' usual time
+  timeoutMS: 8000,
   tempDirName: '.stryker-tmp',
   ignorePatterns: ['dist', 'bench', 'reports', '.tmp', '*.db', '*.db-wal', '*.db-shm', 'coverage'],
   reporters: ['clear-text', 'progress', 'html', 'json'],
