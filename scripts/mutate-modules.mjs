@@ -30,12 +30,9 @@ export const MODULES = {
     tests: t('src/saga/engine.test.ts', 'src/saga/compensation.test.ts', 'src/saga/engine-journal.test.ts'),
   },
   'request-keys': {
-    mutate: [
-      'src/states/request-keys/memory.ts',
-      'src/states/request-keys/sql.ts',
-      'src/states/request-keys/store.ts',
-      'src/gateway/request/idempotency-key.ts',
-    ],
+    // the gateway's Idempotency-Key handling and the in-memory key store (the SQL stores run the
+    // same contract suite, test/states/request-keys-contract.ts, against real databases)
+    mutate: ['src/states/request-keys/memory.ts', 'src/gateway/request/idempotency-key.ts'],
     tests: t(
       'src/states/request-keys/store.test.ts',
       'src/gateway/request/idempotency-key.test.ts',
@@ -52,6 +49,6 @@ export const MODULES = {
   },
   inject: {
     mutate: ['src/runner/executor/inject.ts'],
-    tests: t('src/runner/executor/execute.test.ts'),
+    tests: t('src/runner/executor/inject-rules.test.ts'),
   },
 };
