@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
@@ -50,6 +50,12 @@ interface Run {
   answer(result: SagaResult): void;
 }
 
+/** Every rig's streams are stopped after each test, also after a failed one (no timer left). */
+const open: { close(): void }[] = [];
+afterEach(() => {
+  for (const r of open.splice(0)) r.close();
+});
+
 /** A gateway's stream machinery around a saga service whose runs the test answers one by one. */
 function rig(over: Partial<StreamSettings> = {}) {
   const runs: Run[] = [];
@@ -98,7 +104,7 @@ function rig(over: Partial<StreamSettings> = {}) {
     anonymous: false,
   });
 
-  return {
+  const it = {
     runs,
     metrics,
     groups,
@@ -137,6 +143,8 @@ function rig(over: Partial<StreamSettings> = {}) {
       for (const { member } of members) member.stop();
     },
   };
+  open.push(it);
+  return it;
 }
 
 /** The events a response received: entry data by decoded index, and the other events. */
