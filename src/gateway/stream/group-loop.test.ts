@@ -364,3 +364,53 @@ test('after a batch, a group joins the group that waits for the same next poll',
   assert.equal(r.groups.leads.size, 0);
   assert.equal(r.metrics.streamTimers, 0, 'no timer outlives the streams');
 });
+
+test('shared: a member without room for the batch gets what fits, then goes on alone from there', async () => {
+  const r = rig({ maxBuffered: 300 });
+  const a = r.open();
+  await r.runsAsked(1);
+  const b = r.open();
+  await settle();
+  assert.equal(r.metrics.sharedGroups, 1);
+  // b's socket holds 250 bytes already: room for one event of about 45 bytes
+  b.res.writableLength = 250;
+  r.runs[0]!.answer(batch(['e0', 'e1', 'e2']));
+  await r.runsAsked(2);
+  assert.deepEqual(
+    events(b.res).map((e) => e.at?.index),
+    [0],
+    'what fits',
+  );
+  assert.equal(r.metrics.detached.value, 1);
+  assert.equal(r.metrics.sharedGroups, 0);
+  assert.deepEqual(r.runs[1]!.req.input, { q: 1 }, 'b re-runs the batch it was in');
+  assert.equal(r.runs[1]!.req.runId, 'r2.1', 'as a group of its own');
+  b.res.writableLength = 0;
+  r.runs[1]!.answer(batch(['e0', 'e1', 'e2']));
+  await settle();
+  assert.deepEqual(
+    events(b.res).map((e) => e.at?.index),
+    [0, 1, 2, -1],
+    'every entry once, in order',
+  );
+  assert.deepEqual(
+    events(a.res).map((e) => e.at?.index),
+    [0, 1, 2, -1],
+  );
+  assert.equal(r.metrics.entriesWritten.value, 3 + 1 + 2);
+  assert.equal(r.metrics.memberPolls.value, 2);
+});
+
+test('an empty batch shared by two streams writes nothing and counts a poll for each', async () => {
+  const r = rig();
+  const a = r.open();
+  await r.runsAsked(1);
+  const b = r.open();
+  await settle();
+  r.runs[0]!.answer(batch([], { continue: true, next: 'n1' }));
+  await settle();
+  assert.equal(a.res.text, '');
+  assert.equal(b.res.text, '');
+  assert.equal(r.metrics.memberPolls.value, 2);
+  assert.equal(r.metrics.sharedGroups, 1, 'still one group');
+});
