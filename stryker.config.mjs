@@ -14,12 +14,16 @@ export default {
   // The instrumented sources (all mutants switched by __STRYKER_ACTIVE_MUTANT__) are compiled once
   // per run, in the sandbox; each mutant then only runs the module's compiled tests.
   buildCommand: 'tsc -p tsconfig.json',
-  // MUTATE_TESTS (compiled test files, space-separated) runs the mutants against other tests, e.g.
+  // --test-force-exit: a mutant that leaves a timer or socket open must not keep the run alive
+  // until Stryker's timeout. MUTATE_TESTS (compiled test files, space-separated) runs the mutants against other tests, e.g.
   // the module's tests as they were before TESTING.md's additions.
-  commandRunner: { command: `node --test --test-concurrency=1 ${process.env.MUTATE_TESTS ?? module.tests.join(' ')}` },
+  commandRunner: {
+    command: `node --test --test-force-exit --test-concurrency=1 ${process.env.MUTATE_TESTS ?? module.tests.join(' ')}`,
+  },
   coverageAnalysis: 'off',
   concurrency: Number(process.env.MUTATE_CONCURRENCY ?? 2),
-  timeoutMS: 20_000,
+  // a mutant that hangs (a loop that never ends) is cut off this long after the tests' usual time
+  timeoutMS: 8000,
   tempDirName: '.stryker-tmp',
   ignorePatterns: ['dist', 'bench', 'reports', '.tmp', '*.db', '*.db-wal', '*.db-shm', 'coverage'],
   reporters: ['clear-text', 'progress', 'html', 'json'],

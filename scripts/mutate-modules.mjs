@@ -14,32 +14,25 @@ export const MODULES = {
   },
   group: {
     mutate: ['src/gateway/stream/group.ts'],
-    tests: t('src/gateway/stream/share.test.ts'),
+    tests: t('src/gateway/stream/group-loop.test.ts'),
   },
   engine: {
-    // runSaga's resume and unwind entry, the journaled loop, the event step (visits, keys, pivot,
-    // registrations) and unwind.ts's registration and undo; not the expression/transform steps
+    // the lines of resume and compensation: runSaga's resumed state and unwind entry, the
+    // journaled loop, the event step's visits, keys, pivot and registrations, and the unwind
+    // (register, the reverse loop, the resumed unwind); not the expression steps or log lines
     mutate: [
-      'src/saga/engine.ts:73-127',
-      'src/saga/engine.ts:161-202',
-      'src/saga/engine.ts:258-326',
-      'src/saga/unwind.ts:51-155',
+      'src/saga/engine.ts:82-109',
+      'src/saga/engine.ts:170-198',
+      'src/saga/engine.ts:262-324',
+      'src/saga/unwind.ts:57-64',
+      'src/saga/unwind.ts:87-109',
     ],
-    tests: t(
-      'src/saga/engine.test.ts',
-      'src/saga/compensation.test.ts',
-      'src/saga/engine-journal.test.ts',
-      'src/saga/retry.test.ts',
-      'src/saga/plan.test.ts',
-    ),
+    tests: t('src/saga/engine.test.ts', 'src/saga/compensation.test.ts', 'src/saga/engine-journal.test.ts'),
   },
   'request-keys': {
-    mutate: [
-      'src/states/request-keys/memory.ts',
-      'src/states/request-keys/sql.ts',
-      'src/states/request-keys/store.ts',
-      'src/gateway/request/idempotency-key.ts',
-    ],
+    // the gateway's Idempotency-Key handling and the in-memory key store (the SQL stores run the
+    // same contract suite, test/states/request-keys-contract.ts, against real databases)
+    mutate: ['src/states/request-keys/memory.ts', 'src/gateway/request/idempotency-key.ts'],
     tests: t(
       'src/states/request-keys/store.test.ts',
       'src/gateway/request/idempotency-key.test.ts',
@@ -56,6 +49,6 @@ export const MODULES = {
   },
   inject: {
     mutate: ['src/runner/executor/inject.ts'],
-    tests: t('src/runner/executor/execute.test.ts'),
+    tests: t('src/runner/executor/inject-rules.test.ts'),
   },
 };
