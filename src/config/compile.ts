@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { isForbiddenKey } from '../core/path.js';
+import { maskPatternIssue } from '../core/sensitive.js';
 import { parseDuration, parseSize } from '../core/units.js';
 import { checkSaga, eventMetasOf, planSaga, type CompiledSaga } from '../saga/graph.js';
 import { compileApiRate, compileLimits, limitIssues } from './compile-limits.js';
@@ -89,6 +90,10 @@ export function compileSettings(
   if (/^\/(?:api|healthz|readyz|metrics)(?:\/|$)/.test(consolePath)) {
     report(file, at('gateway', 'console', 'path'), `"${consolePath}" is a route of the gateway itself`);
   }
+  (raw.gateway?.console?.mask ?? []).forEach((entry, i) => {
+    const issue = maskPatternIssue(entry);
+    if (issue !== undefined) report(file, at('gateway', 'console', 'mask', i), issue);
+  });
   const trusted = gateway.trustProxy;
   if (trusted !== false && gateway.console?.roles.length === 0 && raw.gateway?.console?.enabled !== false) {
     if (raw.gateway?.console?.enabled === true) {
@@ -225,6 +230,7 @@ function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings {
       path: g.console?.path ?? DEFAULT_CONSOLE.path,
       sample: g.console?.sample ?? DEFAULT_CONSOLE.sample,
       snapshotBytes: parseSize(g.console?.snapshot) ?? DEFAULT_CONSOLE.snapshotBytes,
+      mask: g.console?.mask ?? DEFAULT_CONSOLE.mask,
     },
   };
 }

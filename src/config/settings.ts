@@ -157,6 +157,8 @@ export interface ConsoleSettings {
   sample: number;
   /** bytes of one step's payload snapshot; default 2 KiB */
   snapshotBytes: number;
+  /** key parts (or `/regex/`) masked in snapshots and settings besides the built-in ones; default none */
+  mask: readonly string[];
 }
 
 /** The console's settings when the file sets none. */
@@ -166,6 +168,7 @@ export const DEFAULT_CONSOLE: ConsoleSettings = Object.freeze({
   path: '/console',
   sample: 50,
   snapshotBytes: 2048,
+  mask: Object.freeze([]) as readonly string[],
 });
 
 export interface NatsSystemSettings {
