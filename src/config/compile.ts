@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { isForbiddenKey } from '../core/path.js';
 import { DEFAULT_MAX_RUNS_PER_REQUEST } from '../core/lineage.js';
+import { maskPatternIssue } from '../core/sensitive.js';
 import { parseDuration, parseSize } from '../core/units.js';
 import { checkSaga, eventMetasOf, planSaga, type CompiledSaga } from '../saga/graph.js';
 import { compileApiRate, compileLimits, limitIssues } from './compile-limits.js';
@@ -91,6 +92,10 @@ export function compileSettings(
   if (/^\/(?:api|healthz|readyz|metrics)(?:\/|$)/.test(consolePath)) {
     report(file, at('gateway', 'console', 'path'), `"${consolePath}" is a route of the gateway itself`);
   }
+  (raw.gateway?.console?.mask ?? []).forEach((entry, i) => {
+    const issue = maskPatternIssue(entry);
+    if (issue !== undefined) report(file, at('gateway', 'console', 'mask', i), issue);
+  });
   const trusted = gateway.trustProxy;
   if (trusted !== false && gateway.console?.roles.length === 0 && raw.gateway?.console?.enabled !== false) {
     if (raw.gateway?.console?.enabled === true) {
@@ -228,6 +233,7 @@ function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings {
       sample: g.console?.sample ?? DEFAULT_CONSOLE.sample,
       snapshotBytes: parseSize(g.console?.snapshot) ?? DEFAULT_CONSOLE.snapshotBytes,
       natsTraces: g.console?.natsTraces ?? DEFAULT_CONSOLE.natsTraces,
+      mask: g.console?.mask ?? DEFAULT_CONSOLE.mask,
     },
   };
 }

@@ -505,6 +505,13 @@ export const GatewaySchema = Type.Object(
                 'distributed mode: runner processes send their traced runs (masked) over NATS while this console watches; default false',
             }),
           ),
+          mask: Type.Optional(
+            Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+              maxItems: 100,
+              description:
+                'more keys whose values snapshots and settings mask, besides password, pin, token, card, ...: a part matched anywhere in the key (any case), or /regex/; default none',
+            }),
+          ),
         },
         { ...strict, description: 'the console: saga graphs, live runs, try-it (docs/console.md)' },
       ),

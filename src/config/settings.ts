@@ -164,6 +164,8 @@ export interface ConsoleSettings {
    * watches (docs/console.md, Distributed mode); default false: nothing traced crosses the broker
    */
   natsTraces: boolean;
+  /** key parts (or `/regex/`) masked in snapshots and settings besides the built-in ones; default none */
+  mask: readonly string[];
 }
 
 /** The console's settings when the file sets none. */
@@ -174,6 +176,7 @@ export const DEFAULT_CONSOLE: ConsoleSettings = Object.freeze({
   sample: 50,
   snapshotBytes: 2048,
   natsTraces: false,
+  mask: Object.freeze([]) as readonly string[],
 });
 
 export interface NatsSystemSettings {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MASK, MAX_TRACED_STEPS, snapshotOf, TraceBus, type RunRecord } from './trace.js';
+import { compileMasker } from './sensitive.js';
 
 const START = { requestId: 'r1', runner: 'main', sagaId: 's', method: 'GET', path: '/x' };
 
@@ -59,6 +60,35 @@ test('snapshots: sensitive keys masked at any depth, cut at the byte budget with
   assert.ok(long.endsWith('…'));
   assert.ok(!long.includes('\uFFFD'));
   assert.equal(snapshotOf({ compass: 1, passenger: 2 }, 100), '{"compass":1,"passenger":2}');
+});
+
+test('snapshots: short parts as words (pw, pin, otp, ssn, ...), JWTs and card numbers under any key, extra patterns', () => {
+  const payload = {
+    user: { pw: 'p', userPin: '1234', otp: '999999', sessionId: 's', SSN: '078-05-1120', cvv: '123' },
+    note: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhIn0.c2ln',
+    paidWith: '4111 1111 1111 1111',
+    list: ['4111111111111111', 'ok'],
+    nickname: 'grace',
+    at: 1732700000000,
+  };
+  assert.deepEqual(JSON.parse(snapshotOf(payload, 4096)), {
+    user: { pw: MASK, userPin: MASK, otp: MASK, sessionId: MASK, SSN: MASK, cvv: MASK },
+    note: MASK,
+    paidWith: MASK,
+    list: [MASK, 'ok'],
+    nickname: 'grace',
+    at: 1732700000000,
+  });
+  const own = JSON.parse(snapshotOf(payload, 4096, compileMasker(['nickname'])));
+  assert.equal(own.nickname, MASK);
+  // Through a TraceBus, as the runner traces.
+  const bus = new TraceBus(4096, 50, compileMasker(['nickname']));
+  let run: RunRecord | undefined;
+  bus.listen((r) => (run = r));
+  const t = bus.begin(START)!;
+  t.step({ step: 's', kind: 'transform', status: 'SUCCESS', ms: 0 }, payload);
+  t.end({ outcome: 'SUCCESS', http: 200 });
+  assert.equal(JSON.parse(run!.steps[0]!.payload!).nickname, MASK);
 });
 
 test('snapshots: what lies past the byte budget is not serialised, and the kept part is exact', () => {

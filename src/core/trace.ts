@@ -1,4 +1,5 @@
 import type { ErrorInfo } from './errors.js';
+import { DEFAULT_MASKER, MASK, type Masker } from './sensitive.js';
 import type { Outcome, Payload } from './types.js';
 
 /**
@@ -66,30 +67,18 @@ export interface RunStart {
 /** Steps one trace keeps at most; a longer run (a loop) keeps its first ones and counts the rest. */
 export const MAX_TRACED_STEPS = 200;
 
-/** Parts of keys whose values are masked in snapshots and settings, at any depth (defence in depth: secrets never reach payloads). */
-const SENSITIVE = [
-  'password',
-  'passwd',
-  'secret',
-  'token',
-  'authorization',
-  'apikey',
-  'cookie',
-  'credential',
-  'privatekey',
-];
+export { MASK };
 
-/** The text that replaces a masked value. */
-export const MASK = '••••';
-
-/** Whether a key names something that must never be shown. */
+/** Whether a key names something that must never be shown (the built-in parts: core/sensitive.ts). */
 export function isSensitiveKey(key: string): boolean {
-  const k = key.toLowerCase().replace(/[-_]/g, '');
-  return k === 'pass' || SENSITIVE.some((part) => k.includes(part));
+  return DEFAULT_MASKER.key(key);
 }
 
-/** JSON of `payload` with sensitive keys masked, cut to at most `maxBytes` bytes (then ending in `…`). */
-export function snapshotOf(payload: unknown, maxBytes: number): string {
+/**
+ * JSON of `payload` with sensitive keys and values masked (`masker`), cut to at most `maxBytes`
+ * bytes (then ending in `…`).
+ */
+export function snapshotOf(payload: unknown, maxBytes: number, masker: Masker = DEFAULT_MASKER): string {
   let text: string;
   // A lower bound of the characters written so far. Once it passes maxBytes, whatever follows
   // would be cut anyway and is not serialised: a traced step costs about the snapshot's budget,
@@ -100,7 +89,9 @@ export function snapshotOf(payload: unknown, maxBytes: number): string {
     text =
       JSON.stringify(payload, function (this: unknown, key, value: unknown) {
         if (written > maxBytes) return undefined;
-        const out = key !== '' && isSensitiveKey(key) ? MASK : value;
+        // A string is searched for a JWT or card number only as far as a snapshot could show it.
+        const hidden = (key !== '' && !Array.isArray(this) && masker.key(key)) || masker.value(value, maxBytes);
+        const out = hidden ? MASK : value;
         written += (Array.isArray(this) ? 0 : key.length) + (typeof out === 'string' ? out.length : 1);
         return out;
       }) ?? '';
@@ -139,6 +130,8 @@ export class TraceBus implements TraceSource {
     private readonly snapshotBytes = 2048,
     /** runs traced per second at most */
     private readonly perSecond = 50,
+    /** what snapshots mask (gateway.console.mask added to the built-in parts) */
+    private readonly masker: Masker = DEFAULT_MASKER,
   ) {
     this.tokens = perSecond;
   }
@@ -162,10 +155,11 @@ export class TraceBus implements TraceSource {
     const steps: StepRecord[] = [];
     let dropped = 0;
     const bytes = this.snapshotBytes;
+    const masker = this.masker;
     return {
       step: (record, payload) => {
         if (steps.length >= MAX_TRACED_STEPS) dropped++;
-        else steps.push({ ...record, payload: snapshotOf(payload, bytes) });
+        else steps.push({ ...record, payload: snapshotOf(payload, bytes, masker) });
       },
       end: (result) => {
         const run: RunRecord = {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { RunnerSettings, Settings, StateSettings } from '../config/settings.js';
+import { compileMasker } from '../core/sensitive.js';
 import type { Cancellable } from '../core/cancel.js';
 import { SagawayError, toErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
@@ -76,7 +77,7 @@ export class Host implements SagaService {
   private constructor(private readonly options: HostOptions) {
     this.local = new LocalSystem('local', options.log);
     const shown = options.settings.gateway?.console;
-    this.traces = new TraceBus(shown?.snapshotBytes, shown?.sample);
+    this.traces = new TraceBus(shown?.snapshotBytes, shown?.sample, compileMasker(shown?.mask));
     this.instance = randomBytes(9).toString('base64url').replace(/[-_]/g, 'x');
   }
 

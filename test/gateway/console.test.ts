@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import { DEFAULT_CONSOLE } from '../../src/config/settings.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { MASK } from '../../src/core/trace.js';
+import { MASK, type RunRecord } from '../../src/core/trace.js';
 import { CONSOLE_CSP } from '../../src/gateway/console/routes.js';
 import { startTestHost } from '../../src/testing/index.js';
 import { createGateway } from '../../src/gateway/server.js';
@@ -434,5 +434,53 @@ test('journaled runs are listed from the journal, newest first, without payload 
     assert.ok(!('payload' in runs[0]!) && !('response' in runs[0]!));
   } finally {
     await c.close();
+  }
+});
+
+test('gateway.console.mask from the file reaches the traces; built-in parts and card numbers are masked too', async () => {
+  const h = await startTestHost(`
+gateway:
+  console: { mask: [nickname, /^x-.*-ref$/] }
+  apis: [{ path: /echo, runner: app, public: true }]
+runners:
+  app:
+    sagas:
+      - id: echo
+        path: /echo
+        methods: [POST]
+        steps:
+          - { id: start, type: start, links: [{ to: same }] }
+          - { id: same, type: transform, expression: '$', links: [{ to: done }] }
+          - { id: done, type: success }
+`);
+  const runs: RunRecord[] = [];
+  const stop = h.host.traces.listen((r) => runs.push(r));
+  try {
+    const input = {
+      nickname: 'grace',
+      'X-Order-Ref': 'r1',
+      userPin: '1234',
+      pw: 'p',
+      paid: '4111 1111 1111 1111',
+      qty: 2,
+    };
+    const res = await h.run('/echo', { method: 'POST', input });
+    assert.equal(res.outcome, 'SUCCESS');
+    assert.ok(runs.length > 0, 'the run was traced');
+    const step = runs[0]!.steps.find((s) => s.step === 'same');
+    const shown = (JSON.parse(step!.payload!) as { parameters: Record<string, unknown> }).parameters;
+    for (const k of ['nickname', 'X-Order-Ref', 'userPin', 'pw', 'paid']) assert.equal(shown[k], MASK, k);
+    assert.equal(shown['qty'], 2);
+  } finally {
+    stop();
+    await h.close();
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'sagaway-mask-'));
+  try {
+    const file = join(dir, 'sagaway.yaml');
+    writeFileSync(file, 'gateway:\n  console:\n    mask: [ok, "/a(b/"]\n');
+    await assert.rejects(loadConfig(file), /sagaway\.yaml:3:\d+ gateway\.console\.mask\[1\]: not a regular expression/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

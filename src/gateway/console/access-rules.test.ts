@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ConsoleSettings } from '../../config/settings.js';
+import { DEFAULT_CONSOLE, type ConsoleSettings } from '../../config/settings.js';
 import type { AuthDecision } from '../auth/authenticator.js';
 import type { GatewayContext } from '../context.js';
 import { consoleGuard, isLocalRequest, isLoopbackHost, stillAllowed } from './access.js';
@@ -87,7 +87,7 @@ function context(answer: AuthDecision | Promise<AuthDecision>, trustProxy = fals
 }
 
 function settings(roles: string[]): ConsoleSettings {
-  return { enabled: true, roles, path: '/console', sample: 50, snapshotBytes: 2048 };
+  return { ...DEFAULT_CONSOLE, enabled: true, roles };
 }
 
 interface Sent {

@@ -5,6 +5,7 @@ import type { CompiledSaga, CompiledStep } from '../../saga/graph.js';
 import { FORM_PREFIX } from '../context.js';
 import { layoutSaga, type SagaGraph } from './layout.js';
 import { masked } from './mask.js';
+import { compileMasker, type Masker } from '../../core/sensitive.js';
 
 /**
  * What the console page shows about the configuration, built once at start: the API entries,
@@ -90,7 +91,11 @@ function stepSettings(settings: Settings, runner: string, saga: CompiledSaga, st
   };
   switch (step.type) {
     case 'event':
-      return { ...common, eventMeta: masked(raw.eventMeta), effective: effectiveFor(settings, runner, step.meta.raw) };
+      return {
+        ...common,
+        eventMeta: masked(raw.eventMeta, maskerOf(settings)),
+        effective: effectiveFor(settings, runner, step.meta.raw),
+      };
     case 'transform':
       return {
         ...common,
@@ -131,7 +136,15 @@ function effectiveFor(settings: Settings, orchestrator: string, meta: RawEventMe
       runner,
       deployment: r?.deployment,
       stream,
-      ...(effective ? { settings: masked(effective) } : {}),
+      ...(effective ? { settings: masked(effective, maskerOf(settings)) } : {}),
     };
   });
+}
+
+/** The masker of a configuration's `gateway.console.mask`, compiled once per settings object. */
+const maskers = new WeakMap<Settings, Masker>();
+function maskerOf(settings: Settings): Masker {
+  let masker = maskers.get(settings);
+  if (masker === undefined) maskers.set(settings, (masker = compileMasker(settings.gateway.console?.mask)));
+  return masker;
 }
