@@ -66,7 +66,14 @@ test('the feed sends every todo once, pages through them, then sends new ones as
     assert.deepEqual(received, first, 'the first 25 in order, over two pages');
     const later = [await create('later 1'), await create('later 2')];
     await waitFor(27);
-    await new Promise((r) => setTimeout(r, 1300)); // one more poll: nothing repeated
+    // Two more polls delivered to the stream (the first may have started before the last create):
+    // the gateway wrote no entry again, and the client got none.
+    const polls = gateway.metrics.memberPolls.value;
+    const end = Date.now() + 10_000;
+    while (gateway.metrics.memberPolls.value < polls + 2 && Date.now() < end)
+      await new Promise((r) => setTimeout(r, 20));
+    assert.ok(gateway.metrics.memberPolls.value >= polls + 2, 'the stream polled again');
+    assert.equal(gateway.metrics.entriesWritten.value, 27, 'every entry written once');
     assert.deepEqual(received, [...first, ...later]);
     assert.equal(new Set(ids).size, ids.length, 'every event has its own cursor id');
   } finally {

@@ -94,9 +94,13 @@ async function start(): Promise<{ h: TestHost; gw: Gateway; base: string }> {
   return { h, gw, base: `http://127.0.0.1:${port}` };
 }
 
-function stream(url: string, stopAfter?: number): Promise<{ titles: string[]; ids: string[]; ended: boolean }> {
+/** Collect a stream's todos until `stopAfter` (or its end); `titles` may be passed in to watch them arrive. */
+function stream(
+  url: string,
+  stopAfter?: number,
+  titles: string[] = [],
+): Promise<{ titles: string[]; ids: string[]; ended: boolean }> {
   const es = new EventSource(url);
-  const titles: string[] = [];
   const ids: string[] = [];
   return new Promise((resolve, reject) => {
     es.onmessage = (ev) => {
@@ -119,6 +123,14 @@ function stream(url: string, stopAfter?: number): Promise<{ titles: string[]; id
       }
     });
   });
+}
+
+async function until(cond: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) assert.fail('timed out waiting');
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }
 
 async function create(base: string, title: string): Promise<void> {
@@ -162,15 +174,16 @@ test('real engine: a following stream sends todos created after it started', asy
   const { h, gw, base } = await start();
   try {
     for (let i = 0; i < 4; i++) await create(base, `old ${i}`);
-    const live = stream(base + '/api/stream/live', 6);
-    await new Promise((r) => setTimeout(r, 300));
+    const arrived: string[] = [];
+    const live = stream(base + '/api/stream/live', 6, arrived);
+    // the stream has sent the todos that were there when it started: the next ones are new to it
+    await until(() => arrived.length === 4);
     await create(base, 'new 1');
     await create(base, 'new 2');
     const got = await live;
     assert.deepEqual(got.titles.slice(4), ['new 1', 'new 2']);
     assert.deepEqual([...got.titles.slice(0, 4)].sort(), ['old 0', 'old 1', 'old 2', 'old 3']);
-    await new Promise((r) => setTimeout(r, 100));
-    assert.equal(gw.stats().streams, 0);
+    await until(() => gw.stats().streams === 0); // the gateway notices the client closed
   } finally {
     await gw.close();
     await h.close();

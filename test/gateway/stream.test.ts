@@ -9,6 +9,14 @@ import { delay, feedService, ok, ScriptedService, startGateway } from './harness
 
 const fast = { minWaitMs: 10, defaultWaitMs: 10 };
 
+async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) assert.fail(`timed out waiting until ${what}`);
+    await delay(5);
+  }
+}
+
 test('loop: every entry once and in order, previous = last next, then event: end', async () => {
   const svc = feedService(10, 3);
   const { base, close } = await startGateway(svc, { stream: fast });
@@ -280,7 +288,11 @@ test('limits: maxPerClient is 429 and maxStreams 503, both with Retry-After; slo
 
 test('backpressure: no poll while the socket is full; a stalled client is closed', async () => {
   const big = 'x'.repeat(64 * 1024);
-  const svc = new ScriptedService(() => ok({ list: Array.from({ length: 16 }, () => big), continue: true, wait: 0 }));
+  const callTimes: number[] = [];
+  const svc = new ScriptedService(() => {
+    callTimes.push(Date.now());
+    return ok({ list: Array.from({ length: 16 }, () => big), continue: true, wait: 0 });
+  });
   const { base, close, gw } = await startGateway(svc, { stream: { minWaitMs: 1, stallTimeoutMs: 1500 } });
   const port = Number(new URL(base).port);
   const socket = connect(port, '127.0.0.1');
@@ -288,19 +300,18 @@ test('backpressure: no poll while the socket is full; a stalled client is closed
   await new Promise((r) => socket.once('connect', r));
   socket.pause(); // never read: the kernel buffers fill, then the response buffers
   socket.write('GET /api/stream/feed HTTP/1.1\r\nHost: x\r\n\r\n');
-  // Polls go on only until the kernel and response buffers are full (1 MB per poll).
-  let polls = -1;
-  for (let i = 0; i < 20 && polls !== svc.calls.length; i++) {
-    polls = svc.calls.length;
-    await delay(100);
-  }
+  await until(() => svc.calls.length >= 1, 'the first poll');
+  // The stall timeout closes the stream; until then, polls went on only while the kernel and
+  // response buffers had room (1 MB a poll): with `wait: 0` a loop that polled regardless would
+  // have made hundreds of runs in the 1.5 s.
+  await until(() => gw.stats().streams === 0, 'the stalled stream is closed');
+  const closedAt = Date.now();
+  const polls = svc.calls.length;
   assert.ok(polls >= 1 && polls < 64, `polls while full: ${polls}`);
-  await delay(400);
-  assert.equal(svc.calls.length, polls, 'no polling while the socket does not drain');
-  assert.equal(gw.stats().streams, 1, 'not closed before the stall timeout');
-  const t0 = Date.now();
-  while (gw.stats().streams > 0 && Date.now() - t0 < 5000) await delay(20);
-  assert.equal(gw.stats().streams, 0, 'the stalled stream was closed');
+  assert.ok(
+    closedAt - callTimes.at(-1)! >= 1490,
+    'not closed before the stall timeout after its last poll (10 ms for timer rounding)',
+  );
   assert.equal(gw.stats().timers, 0);
   socket.destroy();
   await close();

@@ -163,7 +163,10 @@ test('same X-Request-Id twice from the same caller: both complete, the second ne
   await withCluster(async (h, gw) => {
     const c: Caller = { name: 'key-1', address: '10.0.0.9', key: 'key-1' };
     const first = pay(gw, c, 'again');
-    await new Promise((r) => setTimeout(r, 100)); // the first run's effect is done, its slow step in flight
+    // the first run's effect is done, its slow step in flight
+    for (let end = Date.now() + 10_000; (await ledger(h)).length === 0 && Date.now() < end;)
+      await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual(await ledger(h), ['key-1']);
     const second = await pay(gw, c, 'again');
     const one = await first;
     assert.equal(one.statusCode, 201, `the first run is not taken over: ${one.body}`);

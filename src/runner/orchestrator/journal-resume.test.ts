@@ -64,8 +64,12 @@ test('embedded: runs left RUNNING in the SQLite journal are finished by the next
       requestId: 'req-1',
       user,
     });
-    await new Promise((r) => setTimeout(r, 100)); // step a done, b in flight
+    // The run is journaled RUNNING (whichever step is in flight: test/states/journal-kill.test.ts
+    // checks a kill in the middle of the second step, counting the first step's calls).
     const reader1 = first.host.statusReader();
+    const until = Date.now() + 5000;
+    while ((await reader1.lookup('jwt:alice', 'req-1'))?.status !== 'RUNNING' && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 5));
     assert.equal((await reader1.lookup('jwt:alice', 'req-1'))?.status, 'RUNNING');
     await first.close(); // the process "dies" with the run in flight
     await running.catch(() => undefined);

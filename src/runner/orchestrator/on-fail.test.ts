@@ -133,56 +133,71 @@ describe('onFail', () => {
   });
   after(() => h?.close());
 
+  /** The onFail records of the run `runId` (each test looks at its own runs only: no test depends on another's). */
+  const seenFor = (runId: string | undefined) => seen().filter((s) => s.input['runId'] === runId);
+  /** The log lines `msg` about the run `runId`. */
+  const logged = (msg: string, runId: string | undefined) =>
+    lines.filter((l) => l['msg'] === msg && l['runId'] === runId);
+
+  async function until(what: string, cond: () => boolean, ms = 10_000): Promise<void> {
+    const end = Date.now() + ms;
+    while (!cond()) {
+      if (Date.now() > end) assert.fail(`timed out waiting until ${what}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
   test('runs after a failure with { parameters, error, runId }, without holding the response', async () => {
     const result = await h.run('/order', { method: 'POST', input: { fail: true, sku: 'A' } });
     assert.equal(result.outcome, 'FAIL');
     assert.equal(result.error?.code, 'UNHANDLED_STEP_FAILURE');
-    assert.equal(seen().length, 0, 'the response did not wait for the onFail saga');
-    for (let i = 0; i < 100 && seen().length === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    const [got] = seen();
+    assert.equal(logged('starting onFail saga', result.runId).length, 1, 'started when the run ended');
+    assert.equal(seenFor(result.runId).length, 0, 'the response did not wait for the onFail saga');
+    await until('the onFail saga recorded', () => seenFor(result.runId).length > 0);
+    const [got] = seenFor(result.runId);
     assert.deepEqual(got?.input['parameters'], { fail: true, sku: 'A' });
     assert.equal((got?.input['error'] as { code: string }).code, 'UNHANDLED_STEP_FAILURE');
-    assert.equal(got?.input['runId'], result.runId);
     assert.equal(got?.key, `${result.runId}.onFail:rec`, 'its keys derive from the failed run');
   });
 
   test('a success does not start it', async () => {
-    const before = seen().length;
     const result = await h.run('/order', { method: 'POST', input: { fail: false } });
     assert.equal(result.outcome, 'SUCCESS');
-    await new Promise((r) => setTimeout(r, 250));
-    assert.equal(seen().length, before);
+    // The decision is made before the run's result is returned (a failure's start is logged by
+    // then, as the test above shows): nothing was started, so nothing is left to wait for.
+    assert.equal(logged('starting onFail saga', result.runId).length, 0);
+    await h.host.runners.get('r')!.drain();
+    assert.equal(seenFor(result.runId).length, 0);
   });
 
   test('its failure is logged, never returned; a run started by onFail starts no other', async () => {
-    const before = seen().length;
     const result = await h.run('/fragile');
     assert.equal(result.error?.cause?.code, 'OUT_OF_STOCK', 'the caller gets its own error');
-    for (let i = 0; i < 100 && !lines.some((l) => l['msg'] === 'onFail saga failed'); i++)
-      await new Promise((r) => setTimeout(r, 10));
-    const failed = lines.find((l) => l['msg'] === 'onFail saga failed');
+    assert.equal(logged('starting onFail saga', result.runId).length, 1);
+    await until('the onFail saga failed', () => logged('onFail saga failed', result.runId).length > 0);
+    const [failed] = logged('onFail saga failed', result.runId);
     assert.equal(failed?.['onFail'], 'broken');
-    assert.equal(failed?.['runId'], result.runId);
-    await new Promise((r) => setTimeout(r, 250));
-    assert.equal(seen().length, before, "broken's own onFail (notify) did not run");
+    // broken has its own onFail (notify): its end, logged above, decided not to start it
+    const own = `${result.runId}.onFail`;
+    assert.equal(logged('starting onFail saga', own).length, 0, "broken's own onFail (notify) did not start");
+    await h.host.runners.get('r')!.drain();
+    assert.equal(seenFor(own).length, 0, "broken's own onFail (notify) did not run");
   });
 
   test('onFail runs in flight are bounded per runner: past the bound the saga is not started, and that is logged', async () => {
     const runner = h.host.runners.get('r')!;
+    await runner.drain(); // the bound counts every onFail run of the runner: none of another test's
     runner.maxOnFailRuns = 2;
     try {
-      const before = seen().length;
       // slow-notify takes 1.5 s: four fast failures find two onFail runs still in flight
-      for (let i = 0; i < 4; i++) await h.run('/many', { input: { n: i } });
-      const refused = lines.filter((l) => l['msg'] === 'onFail saga not started: too many running');
-      assert.equal(refused.length, 2);
-      for (let i = 0; i < 300 && seen().length < before + 2; i++) await new Promise((r) => setTimeout(r, 10));
-      await new Promise((r) => setTimeout(r, 200));
+      const runs: (string | undefined)[] = [];
+      for (let i = 0; i < 4; i++) runs.push((await h.run('/many', { input: { n: i } })).runId);
+      const refused = runs.filter((id) => logged('onFail saga not started: too many running', id).length === 1);
+      assert.deepEqual(refused, runs.slice(2));
+      await runner.drain();
       assert.deepEqual(
-        seen()
-          .slice(before)
-          .map((s) => (s.input['parameters'] as { n: number }).n),
-        [0, 1],
+        runs.map((id) => seenFor(id).map((s) => (s.input['parameters'] as { n: number }).n)),
+        [[0], [1], [], []],
       );
     } finally {
       runner.maxOnFailRuns = MAX_ON_FAIL_RUNS;
