@@ -135,7 +135,13 @@ test('numbers out of range are 400 INVALID_JSON, never stored as null', async ()
 
 test('lone surrogates are 400 INVALID_JSON, in values and in keys; a pair is text', async () => {
   await withGateway(config('{ type: memory }'), async (base) => {
-    for (const body of ['{"t":"\\ud800"}', '{"t":"a\\udc00b"}', '{"t":["ok","\\uDBFF"]}', '{"\\ud800":1}', '{"t":"\\ude00\\ud83d"}']) {
+    for (const body of [
+      '{"t":"\\ud800"}',
+      '{"t":"a\\udc00b"}',
+      '{"t":["ok","\\uDBFF"]}',
+      '{"\\ud800":1}',
+      '{"t":"\\ude00\\ud83d"}',
+    ]) {
       await problem(await post(base, body), 400, 'INVALID_JSON');
     }
     const ok = await post(base, '{"t":"\\ud83d\\ude00 \\u00e9"}');
