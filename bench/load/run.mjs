@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { freePort, sleep, startService, track } from '../lib/proc.mjs';
 import { serverNode } from '../lib/runtime.mjs';
@@ -57,12 +58,16 @@ async function cpuPerMb(dir, opts) {
         let status;
         for (let i = 0; i < 3; i++) status = await post(agent, url, body); // warm up
         const before = srv.cpuMs();
+        const loop0 = loopCpuMs(srv.pid);
         for (let i = 0; i < requests; i++) status = await post(agent, url, body);
-        return { ms: (srv.cpuMs() - before) / (requests * mb), status };
+        const per = requests * mb;
+        return { ms: (srv.cpuMs() - before) / per, loop: (loopCpuMs(srv.pid) - loop0) / per, status };
       };
       const s = await cost(sagaway, `${sagaway.base}/api/request/todos`);
       const f = await cost(fastify, `http://127.0.0.1:${port}/parse`);
-      opts.log(`   ${name}: sagaway ${s.ms.toFixed(1)} ms/MB (${s.status.text}), fastify ${f.ms.toFixed(1)} ms/MB`);
+      opts.log(
+        `   ${name}: sagaway ${s.ms.toFixed(1)} ms/MB (event loop ${s.loop.toFixed(1)}; ${s.status.text}), fastify ${f.ms.toFixed(1)} ms/MB`,
+      );
       rows.push({
         workload: `worst body: ${name}`,
         metric: 'CPU ms/MB',
@@ -70,7 +75,7 @@ async function cpuPerMb(dir, opts) {
         peer: 'fastify JSON parse',
         peerValue: f.ms,
         ratio: f.ms / s.ms,
-        detail: `${what}, ${mb.toFixed(2)} MB; sagaway answered ${s.status.text}; ${requests} requests each`,
+        detail: `${what}, ${mb.toFixed(2)} MB; sagaway answered ${s.status.text}, of its CPU ${s.loop.toFixed(1)} ms/MB on the event loop's thread (fastify ${f.loop.toFixed(1)}); ${requests} requests each`,
       });
     }
     await agent.close();
@@ -85,6 +90,8 @@ async function responsiveness(dir, opts, notes) {
   const sagaway = await sagawayStart('examples/todo/sagaway.yaml', { env: { TODO_DB: join(dir, 'todos.db') } });
   const agent = new Agent({ connections: 16 });
   try {
+    // The machine's floor: the same probe against the same gateway, idle, just before.
+    const idle = await probeFor(`${sagaway.base}/healthz`, 5000);
     const probe = spawn(serverNode(), [join(HERE, 'probe.mjs'), `${sagaway.base}/healthz`, '10'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -94,6 +101,7 @@ async function responsiveness(dir, opts, notes) {
     const probed = new Promise((r) => probe.once('exit', r));
     await sleep(500);
     const cpu0 = sagaway.cpuMs();
+    const loop0 = loopCpuMs(sagaway.pid);
     const t0 = performance.now();
     // The todo example's rate: 200 requests per 10 s per client (gateway.limits.rate default).
     const quota = 200;
@@ -132,6 +140,7 @@ async function responsiveness(dir, opts, notes) {
       if (previous === undefined) break;
     }
     const cpuMs = sagaway.cpuMs() - cpu0;
+    const loopMs = loopCpuMs(sagaway.pid) - loop0;
     const wallMs = performance.now() - t0;
     probe.kill('SIGTERM');
     await probed;
@@ -140,7 +149,7 @@ async function responsiveness(dir, opts, notes) {
       `${quota} POSTs in ${(postMs / 1000).toFixed(1)} s (${Object.entries(statuses)
         .map(([k, v]) => `${v}× ${k}`)
         .join(', ')}), then ${records} records listed in ${pages} pages (slowest ${Math.round(slowest)} ms);` +
-      ` ${h.n} probes, ${h.over50} over 50 ms; server CPU ${Math.round((100 * cpuMs) / wallMs)}% of one core`;
+      ` ${h.n} probes, ${h.over50} over 50 ms; server CPU ${Math.round((100 * cpuMs) / wallMs)}% of one core, its event loop's thread ${Math.round((100 * loopMs) / wallMs)}%`;
     opts.log(`   healthz ${JSON.stringify(h)}; ${detail}`);
     notes.push(
       `one client, worst bodies: the todo example as \`npm start\` runs it (SQLite file, default limits); bodies cycle through ${Object.keys(BODIES).join(', ')} (bench/load/bodies.mjs)`,
@@ -161,13 +170,37 @@ async function responsiveness(dir, opts, notes) {
         sagaway: h.max,
         peer: '—',
         absTarget: { text: '≤ 250 ms', met: h.max <= 250 },
-        detail: `p50 ${h.p50} ms`,
+        detail: `p50 ${h.p50} ms; the same probe against the idle gateway just before: p50 ${idle.p50}, p99 ${idle.p99}, max ${idle.max} ms (the machine's floor)`,
       },
     ];
   } finally {
     await agent.close();
     await sagaway.stop();
   }
+}
+
+/** CPU time of a process's main thread (its event loop), in ms (Linux /proc; the pid is its tid). */
+function loopCpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Run probe.mjs against `url` for `ms`; resolves to its figures. */
+async function probeFor(url, ms) {
+  const probe = spawn(serverNode(), [join(HERE, 'probe.mjs'), url, '10'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  track(probe);
+  let out = '';
+  probe.stdout.on('data', (d) => (out += d));
+  const done = new Promise((r) => probe.once('exit', r));
+  await sleep(ms);
+  probe.kill('SIGTERM');
+  await done;
+  return JSON.parse(out.trim().split('\n').at(-1));
 }
 
 /** POST a JSON body; resolves to { code, text } ("201", "413 TOO_MANY_VALUES"). */
