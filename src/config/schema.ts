@@ -362,7 +362,8 @@ const Limits = Type.Object(
     maxValues: Type.Optional(
       Type.Integer({
         minimum: 1,
-        description: 'JSON values one request body may hold (arrays, objects and scalars); over it 413 TOO_MANY_VALUES; default 10000',
+        description:
+          'JSON values one request body may hold (arrays, objects and scalars); over it 413 TOO_MANY_VALUES; default 10000',
       }),
     ),
     rate: Type.Optional(

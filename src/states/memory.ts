@@ -173,7 +173,8 @@ export class MemoryState extends WriteMethods implements State {
       if (done) return this.replay(done);
     }
     // a private deep copy, made before deciding anything so that a bad value changes nothing
-    const copy = data === undefined ? undefined : (JSON.parse(dataJson(data, this.maxValues)) as Record<string, unknown>);
+    const copy =
+      data === undefined ? undefined : (JSON.parse(dataJson(data, this.maxValues)) as Record<string, unknown>);
     const row = this.rows.get(id);
     const plan = planWrite(op, id, row ? { id, version: row.version, data: row.data } : undefined, copy, options);
     // a patch merged into the record may pass the limit that each write passed alone

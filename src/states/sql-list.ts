@@ -62,7 +62,13 @@ export function listClauses(
  * `limit` (SQLite: 250 ms of the event loop instead of 25). `budget` is our own validated
  * integer, so it is written into the text (a statement per state, cached).
  */
-export function withPageBudget(inner: string, o: NormalizedList, columns: string, table: string, budget: number): string {
+export function withPageBudget(
+  inner: string,
+  o: NormalizedList,
+  columns: string,
+  table: string,
+  budget: number,
+): string {
   const dir = o.desc ? 'DESC' : 'ASC';
   const order = o.field === undefined ? '_o ASC' : `_o ${dir}, id ${dir}`;
   return (

@@ -7,6 +7,7 @@ import type { QuerySettings } from '../config/settings.js';
 import { decodeCursor, nextOf } from './cursor.js';
 import { DEFAULT_MAX_PAGE_BYTES, normalizeList, type FilterValue } from './list-options.js';
 import { bindValues, compileNamedQuery, type CompiledQuery } from './named-params.js';
+import { startCheckpointer, type Checkpointer } from './sqlite-checkpointer.js';
 import { cutPageByValues, listClauses, trimPage, withPageBudget, type SqlDialect } from './sql-list.js';
 import type {
   BatchOutcome,
@@ -86,6 +87,7 @@ export class SqliteState extends WriteMethods implements State {
   private readonly idemLimits: IdempotencyLimits;
   private readonly maxPageBytes: number;
   private readonly maxValues: number;
+  private checkpointer: Checkpointer | undefined;
 
   constructor(options: SqliteStateOptions) {
     super();
@@ -125,6 +127,8 @@ export class SqliteState extends WriteMethods implements State {
       db.close();
       throw new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}": cannot open its database`, { cause: err });
     }
+    // before `db` is published: a second init() returns as soon as it is
+    if (file !== ':memory:' && file !== '') this.checkpointer = await startCheckpointer(file, db, this.options.log);
     this.db = db;
     this.txWrite = db.immediate((op: WriteOp, id: string, data: string | undefined, o: WriteOptions | undefined) =>
       this.writeInTx(op, id, data, o),
@@ -219,6 +223,9 @@ export class SqliteState extends WriteMethods implements State {
     const db = this.db;
     this.db = undefined;
     this.stmts.clear();
+    const checkpointer = this.checkpointer;
+    this.checkpointer = undefined;
+    await checkpointer?.stop();
     db?.close();
   }
 

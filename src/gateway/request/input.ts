@@ -17,7 +17,6 @@ export const MAX_BODY_DEPTH = 64;
 /** Most query parameters read; the rest are ignored. */
 export const MAX_QUERY_PARAMS = 256;
 
-const SUSPECT = /__proto__|constructor|\\u/;
 /** A `\\u` escape of a UTF-16 surrogate (D800-DFFF): the only way a JSON text can write a lone one. */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
@@ -54,9 +53,13 @@ export function parseJsonBody(body: Buffer | string, maxValues = DEFAULT_MAX_VAL
   } catch {
     throw new SagawayError('INVALID_JSON', 'the request body is not valid JSON');
   }
-  // Cheap pre-test: forbidden keys can only be present when one of these substrings is.
-  const keys = checkBody(value, SUSPECT.test(text), SURROGATE_ESCAPE.test(text));
-  if (keys > 0 && memberCount(text) !== keys) {
+  // Cheap pre-tests: forbidden keys and lone surrogates can only be present when one of these
+  // substrings is (includes, not one regex: a regex alternation took 1 ms per MB, includes 0.05).
+  const escapes = text.includes('\\u');
+  const keys = escapes || text.includes('__proto__') || text.includes('constructor');
+  const surrogates = escapes && SURROGATE_ESCAPE.test(text);
+  const members = checkBody(value, keys, surrogates);
+  if (members > 0 && memberCount(text) !== members) {
     throw new SagawayError('INVALID_JSON', 'the request body repeats a key in one object');
   }
   return value;
