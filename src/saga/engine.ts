@@ -88,6 +88,7 @@ export async function runSaga(deps: EngineDeps, run: SagaRun): Promise<SagaResul
     undoBytes: progress ? progress.undo.reduce((n, r) => n + JSON.stringify(r.payload).length, 0) : 0,
     unwind: true,
     journalFailed: false,
+    sent: run.resume !== undefined,
   };
   let result: SagaResult;
   try {
@@ -102,9 +103,11 @@ export async function runSaga(deps: EngineDeps, run: SagaRun): Promise<SagaResul
     clearTimeout(timer);
     unlink?.();
   }
+  if (result.outcome !== 'FAIL' && result.outcome !== 'TIMEOUT') return result;
+  // A failure before any event reached a handler: nothing ran (issue 26, gateway idempotency keys).
+  if (!state.sent) return { ...result, ran: 'none' };
   // A run whose journal write failed is not over for the journal: another process has taken it
   // over, or will resume it (and undo it, if it fails); this copy must not undo anything.
-  if (result.outcome !== 'FAIL' && result.outcome !== 'TIMEOUT') return result;
   if (!state.unwind || state.journalFailed || state.undo.length === 0) return result;
   return unwindSafely(deps, run, runId, state.context, result, { undo: state.undo, done: [] });
 }
@@ -140,6 +143,8 @@ interface RunState {
   unwind: boolean;
   /** a journal write failed: this copy of the run must stop without undoing anything */
   journalFailed: boolean;
+  /** an event may have reached a handler (one that came back `sent: false` did not) */
+  sent: boolean;
 }
 
 /** How a step that does not end the run ended: the condition value, and its error if it failed. */
@@ -278,6 +283,8 @@ async function eventStep(scope: RunScope, step: EventStep, state: RunState): Pro
     step.retry,
     cancel,
   );
+  // A retried step's earlier tries may have been sent even when its last one was not.
+  if (reply.sent !== false || step.retry !== undefined) state.sent = true;
   // An event cancelled by the saga's own end is not the step's failure.
   if (cancel.aborted) return { end: abortedResult(run.saga, runId, cancel.reason) };
   state.context = { ...state.context, status: reply.status };
