@@ -300,7 +300,8 @@ export class IdempotencyKeys {
         inUse(request, reply);
         return false;
       }
-      if (now + pause > giveUpAt || reply.raw.destroyed || request.raw.destroyed) {
+      // (the request's own stream is destroyed once read: its socket tells whether the client left)
+      if (now + pause > giveUpAt || reply.raw.destroyed || request.raw.socket?.destroyed === true) {
         inUse(request, reply);
         return false;
       }
