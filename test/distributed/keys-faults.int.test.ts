@@ -70,7 +70,7 @@ function saga(id: string, steps: Record<string, unknown>[]) {
   };
 }
 
-function configFor(prefix: string, nats: string, journalUrl: string) {
+function configFor(prefix: string, nats: string, journalUrl: string | undefined) {
   return {
     gateway: {
       auth: CLIENT_AUTH,
@@ -81,13 +81,13 @@ function configFor(prefix: string, nats: string, journalUrl: string) {
     systems: { bus: { type: 'nats', servers: [nats], ackWait: '1s', maxDeliver: 5, prefix } },
     defaultSystem: 'bus',
     states: {
-      jr: { type: 'postgres', url: journalUrl, table: `${prefix}_journal` },
+      jr: { type: 'postgres', url: journalUrl ?? PG, table: `${prefix}_journal` },
       ledger: { type: 'postgres', url: PG, table: `${prefix}_ledger` },
       keys: { type: 'postgres', url: PG, table: `${prefix}_keys` },
     },
     runners: {
       api: {
-        journal: 'jr',
+        ...(journalUrl !== undefined ? { journal: 'jr' } : {}),
         sagas: [
           saga('slow', [step('s', { action: 'Slow', parameters: { ms: 2000 } }, 'ok')]),
           saga('two', [
@@ -113,10 +113,15 @@ async function dropTables(prefix: string): Promise<void> {
   }
 }
 
-async function startCluster(prefix: string, nats: string, journalUrl = PG): Promise<{ cluster: Cluster; log: string }> {
+/** `journalUrl` null: the runner keeps no journal (its outcomes go to the NATS bucket). */
+async function startCluster(
+  prefix: string,
+  nats: string,
+  journalUrl: string | null = PG,
+): Promise<{ cluster: Cluster; log: string }> {
   const { stringify } = await import('yaml');
   const cluster = await Cluster.create({
-    'sagaway.yaml': stringify(configFor(prefix, nats, journalUrl)),
+    'sagaway.yaml': stringify(configFor(prefix, nats, journalUrl ?? undefined)),
     'work.mjs': WORK_HANDLER,
   });
   return { cluster, log: join(cluster.dir, 'handler.log') };
@@ -236,53 +241,55 @@ describe('faults around Idempotency-Keys and the journal (issue 26)', { skip }, 
     },
   );
 
-  test(
-    'item 2: NATS killed while a keyed run is in flight: the 503 keeps the key bound, the retry replays that run (run once)',
-    { timeout: 90_000, skip: noNatsServer },
-    async () => {
-      const nats = await ownNats();
-      cleanups.push(() => nats.destroy());
-      const prefix = uniquePrefix('k2');
-      const { cluster, log } = await startCluster(prefix, nats.url);
-      cleanups.push(
-        () => cluster.close(),
-        () => dropTables(prefix),
-      );
-      const env = { ...FAST, SAGAWAY_TEST_LOG: log };
-      await cluster.runner('api', undefined, env);
-      await cluster.runner('worker', undefined, env);
-      const { port } = await cluster.gateway(FAST);
-      await waitUntil(async () => (await post(port, '/quick', `warm-${Date.now()}`)).status === 200, 10_000, 100);
+  for (const journal of [true, false]) {
+    test(
+      `item 2${journal ? '' : ' (no journal: the outcome bucket)'}: NATS killed while a keyed run is in flight: the 503 keeps the key bound, the retry replays that run (run once)`,
+      { timeout: 90_000, skip: noNatsServer },
+      async () => {
+        const nats = await ownNats();
+        cleanups.push(() => nats.destroy());
+        const prefix = uniquePrefix('k2');
+        const { cluster, log } = await startCluster(prefix, nats.url, journal ? PG : null);
+        cleanups.push(
+          () => cluster.close(),
+          () => dropTables(prefix),
+        );
+        const env = { ...FAST, SAGAWAY_TEST_LOG: log };
+        await cluster.runner('api', undefined, env);
+        await cluster.runner('worker', undefined, env);
+        const { port } = await cluster.gateway(FAST);
+        await waitUntil(async () => (await post(port, '/quick', `warm-${Date.now()}`)).status === 200, 10_000, 100);
 
-      const key = `${prefix}-order-1`;
-      const pending = post(port, '/slow', key);
-      await waitUntil(async () => (await slowRuns(log)).size === 1, 10_000);
-      await nats.kill();
-      const first = await pending;
-      assert.equal(first.status, 503, JSON.stringify(first.body));
-      assert.equal((first.body as { code: string }).code, 'RUNNER_UNAVAILABLE');
-      await nats.start();
+        const key = `${prefix}-order-1`;
+        const pending = post(port, '/slow', key);
+        await waitUntil(async () => (await slowRuns(log)).size === 1, 10_000);
+        await nats.kill();
+        const first = await pending;
+        assert.equal(first.status, 503, JSON.stringify(first.body));
+        assert.equal((first.body as { code: string }).code, 'RUNNER_UNAVAILABLE');
+        await nats.start();
 
-      // The client retries as a client does: 503 and 409 are "try again".
-      let retry = first;
-      await waitUntil(
-        async () => {
-          retry = await post(port, '/slow', key);
-          return retry.status !== 503 && retry.status !== 409;
-        },
-        45_000,
-        250,
-      );
-      assert.equal(retry.status, 200, JSON.stringify(retry.body));
-      assert.equal(retry.headers.get('idempotent-replayed'), 'true', 'answered from the first run');
-      const runs = await slowRuns(log);
-      assert.deepEqual([...runs], [first.headers.get('x-request-id')], 'one run for the key: the first one');
-      const again = await post(port, '/slow', key);
-      assert.equal(again.status, 200);
-      assert.deepEqual(again.body, retry.body, 'the replay is stored');
-      console.log(`# counts: first 503, retry ${retry.status} replayed; runs for the key: ${runs.size}`);
-    },
-  );
+        // The client retries as a client does: 503 and 409 are "try again".
+        let retry = first;
+        await waitUntil(
+          async () => {
+            retry = await post(port, '/slow', key);
+            return retry.status !== 503 && retry.status !== 409;
+          },
+          45_000,
+          250,
+        );
+        assert.equal(retry.status, 200, JSON.stringify(retry.body));
+        assert.equal(retry.headers.get('idempotent-replayed'), 'true', 'answered from the first run');
+        const runs = await slowRuns(log);
+        assert.deepEqual([...runs], [first.headers.get('x-request-id')], 'one run for the key: the first one');
+        const again = await post(port, '/slow', key);
+        assert.equal(again.status, 200);
+        assert.deepEqual(again.body, retry.body, 'the replay is stored');
+        console.log(`# counts: first 503, retry ${retry.status} replayed; runs for the key: ${runs.size}`);
+      },
+    );
+  }
 
   test(
     'item 3: a gateway killed mid-run: the retry on the other gateway waits for the first run and replays it, no 20 s lock',
