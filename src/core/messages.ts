@@ -76,6 +76,12 @@ export interface EventReply {
   outputElement: string | null;
   /** deployment id of the runner that executed it */
   deployment?: string;
+  /**
+   * false when the event reached no handler: no runner consumes its stream, or it could not be
+   * sent or stored (the broker away). A run whose every event came back so has done nothing
+   * (issue 26: its failure is not stored against an Idempotency-Key). Absent: it may have run.
+   */
+  sent?: false;
 }
 
 /** Reaches runners by name to run sagas (what the gateway needs). */

@@ -76,4 +76,13 @@ export interface SagaResult {
   sagaId?: string;
   /** id of this saga run (idempotency keys are `<runId>:<stepId>`) */
   runId?: string;
+  /**
+   * Whether the run happened, when this result is not simply its outcome (issue 26): `none` = no
+   * runner took the request, or its failure came before anything with an effect was sent (an
+   * Idempotency-Key is released: a retry runs it); `unknown` = it may have run and this is not its
+   * outcome (the connection to its runner was lost, no answer came in time, the outcome was not
+   * recorded): its outcome is the one at /api/status (an Idempotency-Key stays bound to the run).
+   * Absent: the result is the run's outcome.
+   */
+  ran?: 'none' | 'unknown';
 }

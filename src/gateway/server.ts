@@ -148,7 +148,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   };
 
   const rate = await RateLimiter.create(limits, settings.apis, app.log);
-  const keys = await openIdempotencyKeys(options.settings, options.log);
+  const keys = await openIdempotencyKeys(options.settings, options.log, options.status);
   // Embedding programs and tests may hand over settings with a gateway block only.
   const sagas = new SagaRoutes(options.settings.runners ?? {});
   let closing: Promise<void> | undefined;

@@ -292,6 +292,6 @@ export class Host implements SagaService {
     const error = toErrorInfo(
       new SagawayError('RUNNER_UNAVAILABLE', `system "${systemName}" is not connected in this process`),
     );
-    return { status: 'FAIL', error, inputElement: null, outputElement: null };
+    return { status: 'FAIL', error, inputElement: null, outputElement: null, sent: false };
   }
 }

@@ -98,6 +98,7 @@ export async function runSaga(deps: EngineDeps, run: SagaRun): Promise<SagaResul
     unwind: true,
     journalFailed: false,
     started: run.started,
+    sent: run.resume !== undefined,
   };
   let result: SagaResult;
   try {
@@ -117,9 +118,11 @@ export async function runSaga(deps: EngineDeps, run: SagaRun): Promise<SagaResul
     clearTimeout(timer);
     unlink?.();
   }
+  if (result.outcome !== 'FAIL' && result.outcome !== 'TIMEOUT') return result;
+  // A failure before any event reached a handler: nothing ran (issue 26, gateway idempotency keys).
+  if (!state.sent) return { ...result, ran: 'none' };
   // A run whose journal write failed is not over for the journal: another process has taken it
   // over, or will resume it (and undo it, if it fails); this copy must not undo anything.
-  if (result.outcome !== 'FAIL' && result.outcome !== 'TIMEOUT') return result;
   if (!state.unwind || state.journalFailed || state.undo.length === 0) return result;
   return unwindSafely(deps, run, runId, state.context, result, { undo: state.undo, done: [] });
 }
@@ -157,6 +160,8 @@ interface RunState {
   journalFailed: boolean;
   /** SagaRun.started until the first event step has awaited it */
   started: (() => Promise<void>) | undefined;
+  /** an event may have reached a handler (one that came back `sent: false` did not) */
+  sent: boolean;
 }
 
 /** How a step that does not end the run ended: the condition value, and its error if it failed. */
@@ -297,6 +302,8 @@ async function eventStep(scope: RunScope, step: EventStep, state: RunState): Pro
     step.retry,
     cancel,
   );
+  // A retried step's earlier tries may have been sent even when its last one was not.
+  if (reply.sent !== false || step.retry !== undefined) state.sent = true;
   // An event cancelled by the saga's own end is not the step's failure.
   if (cancel.aborted) return { end: abortedResult(run.saga, runId, cancel.reason) };
   state.context = { ...state.context, status: reply.status };

@@ -32,7 +32,7 @@ export class LocalSystem implements System {
     const endpoint = this.endpoints.get(runner);
     if (!endpoint) {
       const error = toErrorInfo(new SagawayError('RUNNER_UNAVAILABLE', `runner "${runner}" is not running`));
-      return Promise.resolve({ outcome: 'FAIL', http: 503, error });
+      return Promise.resolve({ outcome: 'FAIL', http: 503, error, ran: 'none' });
     }
     return endpoint.run(req);
   }
@@ -48,6 +48,7 @@ export class LocalSystem implements System {
         error: toErrorInfo(new SagawayError('RUNNER_UNAVAILABLE', `no runner consumes stream "${event.stream}"`)),
         inputElement: null,
         outputElement: null,
+        sent: false,
       };
     }
     const runs = targets.map((t) =>

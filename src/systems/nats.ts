@@ -225,8 +225,9 @@ export class NatsSystem implements System {
   /** Gateway -> runner: run a saga on any live replica of `runner`. Never rejects (nats/run-client.ts). */
   run(runner: string, req: SagaRequest): Promise<SagaResult> {
     const mux = this.requestMux;
+    // nothing was sent: no runner took it
     if (!mux || !this.connected)
-      return Promise.resolve(unavailable(`the broker of system "${this.name}" is not reachable`));
+      return Promise.resolve({ ...unavailable(`the broker of system "${this.name}" is not reachable`), ran: 'none' });
     return runOverNats(
       {
         mux,
@@ -258,9 +259,11 @@ export class NatsSystem implements System {
       return failReply('RUNNER_UNAVAILABLE', `the broker of system "${this.name}" is not reachable`);
     if (Date.now() < this.warmAt) await sleep(this.warmAt - Date.now());
     const found = this.directory.targets(this.name, event.stream, event.meta);
-    if ('error' in found) return { status: 'FAIL', error: found.error, inputElement: null, outputElement: null };
+    if ('error' in found)
+      return { status: 'FAIL', error: found.error, inputElement: null, outputElement: null, sent: false };
     const route = this.replyRoute(event);
-    if ('error' in route) return { status: 'FAIL', error: route.error, inputElement: null, outputElement: null };
+    if ('error' in route)
+      return { status: 'FAIL', error: route.error, inputElement: null, outputElement: null, sent: false };
 
     let resolve!: (r: EventReply) => void;
     const done = new Promise<EventReply>((r) => (resolve = r));
@@ -299,7 +302,7 @@ export class NatsSystem implements System {
         pending.messages.set(targetKey(t.runner, t.deployment), encode(wire, this.maxPayload, 'event'));
       }
     } catch (err) {
-      return { status: 'FAIL', error: toErrorInfo(err), inputElement: null, outputElement: null };
+      return { status: 'FAIL', error: toErrorInfo(err), inputElement: null, outputElement: null, sent: false };
     }
     this.options.pending.add(pending);
     const onAbort = (): void => {
@@ -321,7 +324,11 @@ export class NatsSystem implements System {
       const sent = await this.publishAll(pending);
       if (sent === 0) {
         this.options.pending.cancel(event.id);
-        return failReply('RUNNER_UNAVAILABLE', `the event could not be stored on system "${this.name}"`);
+        // not `sent: false`: a store whose acknowledgement was lost may still deliver it
+        return {
+          ...failReply('RUNNER_UNAVAILABLE', `the event could not be stored on system "${this.name}"`),
+          sent: undefined,
+        };
       }
       if (found.targets.length > 1) {
         this.log.debug(
@@ -439,12 +446,14 @@ export function targetKey(runner: string, deployment: string): string {
   return `${runner}/${deployment}`;
 }
 
+/** The reply of an event that was not sent (or not stored): no handler got it. */
 function failReply(code: 'RUNNER_UNAVAILABLE', message: string): EventReply {
   return {
     status: 'FAIL',
     error: toErrorInfo(new SagawayError(code, message)),
     inputElement: null,
     outputElement: null,
+    sent: false,
   };
 }
 

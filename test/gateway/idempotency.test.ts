@@ -216,10 +216,10 @@ test('the header twice (Node joins the copies into "a, b") is 400 IDEMPOTENCY_KE
   });
 });
 
-test('GET ignores the key; failures are stored, a run no runner took is not (the retry runs)', async () => {
+test('GET ignores the key; failures are stored, a run where nothing ran is not (the retry runs)', async () => {
   const results: SagaResult[] = [
     { outcome: 'FAIL', http: 409, error: { code: 'OUT_OF_STOCK', message: 'none left', http: 409 } },
-    { outcome: 'FAIL', http: 503, error: { code: 'RUNNER_UNAVAILABLE', message: 'no runner' } },
+    { outcome: 'FAIL', http: 503, error: { code: 'RUNNER_UNAVAILABLE', message: 'no runner' }, ran: 'none' },
     ok({ fine: true }),
     { outcome: 'FAIL', http: 503, error: { code: 'RUNNER_UNAVAILABLE', message: 'no consumer', step: 'charge' } },
     ok({ n: 1 }),
@@ -238,7 +238,7 @@ test('GET ignores the key; failures are stored, a run no runner took is not (the
     const retried = await post(gw, 'u', { sku: 'A' });
     assert.equal(retried.statusCode, 200);
     assert.equal(retried.headers['idempotent-replayed'], undefined);
-    // the same code from a step of a run that started is stored: earlier steps may have had effects
+    // the same code where something may have run is stored: earlier steps may have had effects
     assert.equal((await post(gw, 's', { sku: 'A' })).statusCode, 503);
     const stepFailed = await post(gw, 's', { sku: 'A' });
     assert.equal(stepFailed.statusCode, 503);

@@ -71,6 +71,39 @@ export function runRequestKeyContract(name: string, make: () => Promise<RequestK
       assert.deepEqual(await s.claim('k', 'fp', 2500, 4500), { kind: 'running' });
     }));
 
+  test(`${name} request keys: a key bound to its run outlives its lock; taken over only by a claim on its owner`, () =>
+    withStore(async (s) => {
+      const first = await s.claim('k', 'fp', 1000, 2000, undefined, { runId: 'run-1', expiresAt: 50_000 });
+      assert.equal(first.kind, 'claimed');
+      const owner = first.kind === 'claimed' ? first.owner : '';
+      const running = { kind: 'running', runId: 'run-1', owner, lockUntil: 2000 };
+      assert.deepEqual(await s.claim('k', 'fp', 1500, 3000), running);
+      // past the lock the row is not free: the gateway decides from the run's status
+      assert.deepEqual(await s.claim('k', 'fp', 2500, 3500, undefined, { runId: 'run-2', expiresAt: 50_000 }), running);
+      assert.deepEqual(await s.claim('k', 'other', 2500, 3500), { kind: 'mismatch' });
+      // taken over: only by naming the current owner, once
+      assert.equal(await s.takeOver('k', 'not-the-owner', 6000, { runId: 'run-2', expiresAt: 50_000 }), undefined);
+      const next = await s.takeOver('k', owner, 6000, { runId: 'run-2', expiresAt: 50_000 });
+      assert.equal(typeof next, 'string');
+      assert.equal(await s.takeOver('k', owner, 6000, { runId: 'run-3', expiresAt: 50_000 }), undefined);
+      assert.deepEqual(await s.claim('k', 'fp', 2600, 3600), {
+        kind: 'running',
+        runId: 'run-2',
+        owner: next,
+        lockUntil: 6000,
+      });
+      // the old owner can no longer store; the new one can, and a finished row is not taken over
+      assert.equal(await s.complete('k', owner, response('late'), 60_000), false);
+      assert.equal(await s.complete('k', next!, response('{"n":2}'), 60_000), true);
+      assert.equal(await s.takeOver('k', next!, 9000, { runId: 'run-4', expiresAt: 50_000 }), undefined);
+      const done = await s.claim('k', 'fp', 2700, 3700);
+      assert.equal(done.kind === 'done' && done.response.body.toString(), '{"n":2}');
+      // past its retention a bound row is free like any other
+      const late = await s.claim('b', 'fp', 0, 100, undefined, { runId: 'r', expiresAt: 1000 });
+      assert.equal(late.kind, 'claimed');
+      assert.equal((await s.claim('b', 'fp', 1000, 2000)).kind, 'claimed');
+    }));
+
   test(`${name} request keys: a stored response expires after its retention`, () =>
     withStore(async (s) => {
       const c = await s.claim('k', 'fp-a', 0, 1000);

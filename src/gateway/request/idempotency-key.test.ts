@@ -30,7 +30,7 @@ test('a key whose request never ended is locked for timeout + grace, then runs a
   let runs = 0;
   const app = Fastify();
   app.post('/x', { onSend: keys.onSend }, async (request, reply) => {
-    if (!(await keys.begin(request, reply, admitted))) return reply;
+    if (!(await keys.begin(request, reply, admitted, 'json'))) return reply;
     runs++;
     // the first run "crashes": its gateway never answers, so nothing is stored
     if (runs === 1) return reply.hijack();

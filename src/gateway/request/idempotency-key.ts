@@ -7,10 +7,15 @@ import type { Logger } from '../../core/logger.js';
 import {
   createRequestKeyStore,
   type Claim,
+  type KeyBinding,
   type RequestKeyStore,
   type StoredResponse,
 } from '../../states/request-keys/index.js';
 import type { Admitted } from '../context.js';
+import type { Format } from '../apis/saga-path.js';
+import { toErrorInfo } from '../../core/errors.js';
+import type { AnyRunStatus } from '../../runner/status.js';
+import { sendResult } from './respond.js';
 import { problemFor, sendProblem } from '../http/problem.js';
 
 /**
@@ -24,17 +29,25 @@ import { problemFor, sendProblem } from '../http/problem.js';
  *   a public API share one scope per API prefix: their keys must be unguessable (a UUID).
  * - Fingerprint: method, URL (path, extension and query) and the parsed JSON body. The same key
  *   for another request is 422 IDEMPOTENCY_KEY_MISMATCH.
- * - While the first request runs: 409 IDEMPOTENCY_KEY_IN_USE with Retry-After. The claim is a
- *   lock that ends at the request's timeout plus `LOCK_GRACE_MS`: a gateway that crashed mid-run
- *   leaves a key that is free again after that.
+ * - The key is bound to the run it started (its run id, the first request's X-Request-Id), and
+ *   locked until the request's timeout plus `LOCK_GRACE_MS`. A request with a key whose first
+ *   request has no stored response yet (still running, its gateway died, its answer was lost)
+ *   is answered from that run (issue 26 items 2 and 3), read from the gateway's status source
+ *   (the journals, the outcome buckets): a finished run's outcome is replayed (and stored for the
+ *   next retry); a run in flight is waited for, up to one request timeout, then 409
+ *   IDEMPOTENCY_KEY_IN_USE with Retry-After; a run nobody recorded is waited for until the lock
+ *   passes, then the key is taken over and the request runs (nothing ran, or its run left no
+ *   trace). Without a status source (no journal, no broker) the lock alone decides, as before.
  * - A keyed run is not stopped when its client goes away: its outcome is still stored, so the
- *   client's retry gets it (or 409 while it runs).
+ *   client's retry gets it (or waits for it while it runs).
  * - Quota: one caller holds at most `maxKeysPerCaller` live keys (each may keep a stored body for
  *   `ttl`); a new key past it is 429 IDEMPOTENCY_KEYS_EXHAUSTED and the request does not run. The
  *   caller's existing keys are still replayed. Anonymous callers count per source address.
- * - Not stored (the key is released, so a retry runs again): RUNNER_UNAVAILABLE and
- *   SERVICE_UNAVAILABLE of the run itself (not of one of its steps), where no runner took the
- *   request. Every other outcome, failures included, is stored.
+ * - Not stored, the key released (a retry runs again): a failure where nothing ran (`ran: none`:
+ *   no runner took the request, or no event of the run reached a handler). Not stored, the key
+ *   kept bound (a retry gets the run's outcome from its status): an answer that is not the run's
+ *   outcome (`ran: unknown`: the connection to the runner lost, no answer in time, the outcome
+ *   not journaled). Every other outcome, failures included, is stored.
  */
 
 /** Methods whose requests a key applies to. */
@@ -45,10 +58,13 @@ export const MAX_KEY_LENGTH = 255;
 export const LOCK_GRACE_MS = 10_000;
 /** Response headers a replay repeats. */
 const STORED_HEADERS = ['content-type', 'content-security-policy'] as const;
-/** Codes of a run that never started when no step of it failed: no runner took it. */
-const NOT_RUN = new Set(['RUNNER_UNAVAILABLE', 'SERVICE_UNAVAILABLE']);
+/** First and longest pause between two reads of a run's status while a retry waits for it. */
+const WAIT_FIRST_MS = 100;
+const WAIT_MAX_MS = 1000;
 /** Retry-After of IDEMPOTENCY_KEYS_EXHAUSTED, in seconds: keys free up as they expire, not at once. */
 const EXHAUSTED_RETRY_S = 60;
+/** gateway.limits.maxResponse when the options do not say (settings made by code). */
+const DEFAULT_MAX_RESPONSE = 8 * 1024 * 1024;
 /** Visible ASCII and space: what an sf-string may hold. */
 const KEY_CHARS = /^[\x20-\x7E]+$/;
 
@@ -61,16 +77,25 @@ export interface IdempotencyOptions {
   timeoutMs: number;
   /** live keys one caller may hold (gateway.idempotency.maxKeysPerCaller) */
   maxKeysPerCaller: number;
+  /** largest response a replay read from a run's status renders (gateway.limits.maxResponse; default 8 MiB) */
+  maxResponse?: number;
   /** the clock; default Date.now */
   now?: () => number;
+  /** where a key's run is looked up (journals, outcome buckets); absent = the lock alone decides */
+  status?: RunStatusSource;
 }
 
-/** A key taken by a request that is running. */
+/** The run statuses a gateway reads (runner/status.ts StatusLookup). */
+export interface RunStatusSource {
+  lookup(scope: string, id: string): Promise<AnyRunStatus | undefined>;
+}
+
+/** A key taken by a request that is running (or answered from its first run). */
 interface Pending {
   id: string;
   owner: string;
-  /** the saga never started: the key is released instead of storing the answer */
-  notRun?: boolean;
+  /** what becomes of the key when the answer goes out: stored (default), released, or kept bound to the run */
+  then?: 'release' | 'keep';
 }
 
 const REPEATED = { invalid: 'the request has more than one Idempotency-Key header' };
@@ -120,7 +145,11 @@ export function parseIdempotencyKey(
  * A database that is down at start is opened again by the first keyed request. Defaults fill
  * in for settings made by code (embedding programs, tests) without `idempotency` or `states`.
  */
-export async function openIdempotencyKeys(settings: Settings, log: Logger): Promise<IdempotencyKeys> {
+export async function openIdempotencyKeys(
+  settings: Settings,
+  log: Logger,
+  status?: RunStatusSource,
+): Promise<IdempotencyKeys> {
   const given = settings.gateway.idempotency;
   const alias = given?.state;
   const store = await createRequestKeyStore(alias === undefined ? undefined : settings.states?.[alias], log);
@@ -133,6 +162,8 @@ export async function openIdempotencyKeys(settings: Settings, log: Logger): Prom
     maxBody,
     maxKeysPerCaller,
     timeoutMs: settings.gateway.limits.timeoutMs,
+    maxResponse: settings.gateway.limits.maxResponse,
+    ...(status ? { status } : {}),
   });
 }
 
@@ -152,7 +183,7 @@ export class IdempotencyKeys {
    * Take the request's key, or answer it: a replay, 409, 422, 400, or 503 when the store cannot
    * be reached. Returns whether the request should run (true also when it carries no key).
    */
-  async begin(request: FastifyRequest, reply: FastifyReply, admitted: Admitted): Promise<boolean> {
+  async begin(request: FastifyRequest, reply: FastifyReply, admitted: Admitted, format: Format): Promise<boolean> {
     if (!KEYED_METHODS.has(request.method)) return true;
     const key = parseIdempotencyKey(request.headers['idempotency-key'], request.raw.rawHeaders);
     if (key === undefined) return true;
@@ -165,8 +196,14 @@ export class IdempotencyKeys {
     let claim: Claim;
     try {
       const quota = { scope: quotaScope(admitted, request.ip), max: this.options.maxKeysPerCaller };
-      const lockUntil = now + this.options.timeoutMs + LOCK_GRACE_MS;
-      claim = await this.store.claim(id, fingerprint(request), now, lockUntil, quota);
+      claim = await this.store.claim(
+        id,
+        fingerprint(request),
+        now,
+        this.lockUntil(now),
+        quota,
+        this.binding(request, now)!,
+      );
     } catch (err) {
       request.log.error({ err }, 'idempotency key store failed');
       sendProblem(reply, problemFor('STATE_UNAVAILABLE', request.id, 'the idempotency key store is not available'));
@@ -177,12 +214,15 @@ export class IdempotencyKeys {
         this.pending.set(request, { id, owner: claim.owner });
         return true;
       case 'running':
-        sendProblem(
-          reply,
-          problemFor('IDEMPOTENCY_KEY_IN_USE', request.id, 'a request with this Idempotency-Key is still running'),
-          { 'retry-after': '1' },
-        );
-        return false;
+        if (claim.runId === undefined || claim.owner === undefined || this.options.status === undefined) {
+          inUse(request, reply);
+          return false;
+        }
+        return this.answerFromRun(request, reply, admitted, format, id, {
+          runId: claim.runId,
+          owner: claim.owner,
+          lockUntil: claim.lockUntil ?? 0,
+        });
       case 'mismatch':
         sendProblem(
           reply,
@@ -211,12 +251,100 @@ export class IdempotencyKeys {
     return this.pending.has(request);
   }
 
-  /** Note the run's result: one that never started (no runner took it) is not stored. */
+  /**
+   * Note the run's result: a failure where nothing ran releases the key; an answer that is not
+   * the run's outcome (`ran: unknown`) leaves the key bound to the run, unstored, for a retry to
+   * be answered from the run's status.
+   */
   noteResult(request: FastifyRequest, result: SagaResult): void {
     const pending = this.pending.get(request);
-    const error = result.error;
-    if (pending === undefined || result.outcome !== 'FAIL' || error === undefined) return;
-    pending.notRun = error.step === undefined && NOT_RUN.has(error.code);
+    if (pending === undefined || result.ran === undefined) return;
+    pending.then = result.ran === 'none' ? 'release' : 'keep';
+  }
+
+  /**
+   * A request whose key is bound to an unfinished first request (issue 26 items 2 and 3): answer
+   * it from that run, whose status (journal, outcome bucket) says where it is. Returns whether
+   * the request should run (it took the key over); otherwise it has been answered.
+   */
+  private async answerFromRun(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    admitted: Admitted,
+    format: Format,
+    id: string,
+    first: { runId: string; owner: string; lockUntil: number },
+  ): Promise<boolean> {
+    const status = this.options.status!;
+    const scope = callerKey(admitted.principal, request.ip);
+    const giveUpAt = this.now() + this.options.timeoutMs;
+    for (let pause = WAIT_FIRST_MS; ; pause = Math.min(WAIT_MAX_MS, pause * 2)) {
+      let run: AnyRunStatus | undefined;
+      try {
+        run = await status.lookup(scope, first.runId);
+      } catch (err) {
+        // the run may be in a store that is down: never run it again on a guess
+        request.log.warn({ code: toErrorInfo(err).code }, 'idempotency key: the status of its run cannot be read');
+        sendProblem(
+          reply,
+          problemFor(
+            'STATE_UNAVAILABLE',
+            request.id,
+            'the outcome of the request with this Idempotency-Key cannot be read now',
+          ),
+        );
+        return false;
+      }
+      const outcome = run && outcomeOf(run);
+      if (run && outcome) {
+        // replayed, and stored for the next retry (if the first request's claim still holds the row)
+        this.pending.set(request, { id, owner: first.owner });
+        reply.header('idempotent-replayed', 'true');
+        if (
+          'responseOmitted' in run &&
+          run.responseOmitted !== undefined &&
+          outcome.outcome !== 'FAIL' &&
+          outcome.outcome !== 'TIMEOUT'
+        ) {
+          // kept without its body (over runners.R.statusMaxSize): the status alone, as a stored one
+          reply.code(outcome.http).header('idempotent-body-omitted', 'true').send();
+          return false;
+        }
+        sendResult(reply, request.id, admitted, format, outcome, this.options.maxResponse ?? DEFAULT_MAX_RESPONSE);
+        return false;
+      }
+      const now = this.now();
+      if (run === undefined && now >= first.lockUntil) {
+        // No run was ever recorded and the lock has passed: nothing ran (or left a trace).
+        const owner = await this.store.takeOver(id, first.owner, this.lockUntil(now), this.binding(request, now)!);
+        if (owner !== undefined) {
+          this.pending.set(request, { id, owner });
+          return true;
+        }
+        inUse(request, reply);
+        return false;
+      }
+      // (the request's own stream is destroyed once read: its socket tells whether the client left)
+      if (now + pause > giveUpAt || reply.raw.destroyed || request.raw.socket?.destroyed === true) {
+        inUse(request, reply);
+        return false;
+      }
+      await new Promise((r) => setTimeout(r, pause));
+    }
+  }
+
+  /** The end of a new claim's lock. */
+  private lockUntil(now: number): number {
+    return now + this.options.timeoutMs + LOCK_GRACE_MS;
+  }
+
+  /**
+   * What a new claim binds its key to: the request's run (its id), for the retention. Not bound
+   * without a status source: nothing could tell the run's outcome, so the lock alone decides.
+   */
+  private binding(request: FastifyRequest, now: number): KeyBinding | undefined {
+    if (this.options.status === undefined) return undefined;
+    return { runId: request.id, expiresAt: now + this.options.ttlMs };
   }
 
   /**
@@ -250,7 +378,9 @@ export class IdempotencyKeys {
     payload: unknown,
     pending: Pending,
   ): Promise<void> {
-    if (pending.notRun === true) return this.store.release(pending.id, pending.owner);
+    if (pending.then === 'release') return this.store.release(pending.id, pending.owner);
+    // not the run's outcome: the key stays bound to the run (its lock and retention run on)
+    if (pending.then === 'keep') return;
     const expiresAt = this.now() + this.options.ttlMs;
     const stored = await this.store.complete(pending.id, pending.owner, this.toStored(reply, payload), expiresAt);
     if (!stored) request.log.warn('idempotency key was taken over before its response was stored');
@@ -272,6 +402,38 @@ export class IdempotencyKeys {
     const omitted = body.length > this.options.maxBody || (!text && !Buffer.isBuffer(payload) && payload != null);
     return { status: reply.statusCode, headers, body: omitted ? Buffer.alloc(0) : body, omitted };
   }
+}
+
+/** 409 IDEMPOTENCY_KEY_IN_USE: the first request still runs, or its run cannot be told yet. */
+function inUse(request: FastifyRequest, reply: FastifyReply): void {
+  sendProblem(
+    reply,
+    problemFor('IDEMPOTENCY_KEY_IN_USE', request.id, 'a request with this Idempotency-Key is still running'),
+    { 'retry-after': '1' },
+  );
+}
+
+/**
+ * The outcome of a run as its status shows it, when it has one: DONE with its result, or LOST
+ * (an outcome bucket's run whose runner died without a journal: it will never have one, and is
+ * answered as its caller was, 504).
+ */
+function outcomeOf(run: AnyRunStatus): SagaResult | undefined {
+  if (run.status === 'LOST') {
+    const error = {
+      code: 'SAGA_TIMEOUT',
+      message: 'the run of the request with this Idempotency-Key was lost with its runner; its outcome is unknown',
+      http: 504,
+    };
+    return { outcome: 'TIMEOUT', http: 504, error };
+  }
+  if (run.status !== 'DONE' || run.outcome === undefined || run.http === undefined) return undefined;
+  return {
+    outcome: run.outcome,
+    http: run.http,
+    ...(run.response !== undefined ? { response: run.response } : {}),
+    ...(run.error !== undefined ? { error: run.error } : {}),
+  };
 }
 
 /** Send a stored response again. */

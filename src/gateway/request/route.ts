@@ -4,9 +4,9 @@ import { callerKey } from '../../core/caller.js';
 import { toErrorInfo } from '../../core/errors.js';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
 import type { GatewayContext } from '../context.js';
-import { negotiate, render, TOO_LARGE } from '../formats/index.js';
+import { negotiate } from '../formats/index.js';
 import { bodyInput, usesBody } from './input.js';
-import { failureProblem, successStatus } from './outcome.js';
+import { sendResult } from './respond.js';
 import type { IdempotencyKeys } from './idempotency-key.js';
 import { problemFor, sendProblem } from '../http/problem.js';
 import { correlationIdOf } from '../http/request-id.js';
@@ -29,7 +29,7 @@ export function requestHandler(ctx: GatewayContext, keys?: IdempotencyKeys) {
     // Checked before awaiting: a request without the header costs no promise here.
     let keyed = false;
     if (keys !== undefined && request.headers['idempotency-key'] !== undefined) {
-      if (!(await keys.begin(request, reply, admitted))) return reply;
+      if (!(await keys.begin(request, reply, admitted, format))) return reply;
       keyed = keys.holdsKey(request);
     }
 
@@ -70,23 +70,6 @@ export function requestHandler(ctx: GatewayContext, keys?: IdempotencyKeys) {
     }
     if (keyed) keys!.noteResult(request, result);
     if (gone) return reply;
-    if (result.outcome === 'FAIL' || result.outcome === 'TIMEOUT') {
-      return sendProblem(reply, failureProblem(result, request.id));
-    }
-    const status = successStatus(result);
-    if (status === 204 || status === 205) return reply.code(status).send();
-    const rendered = render(format, result.response, maxResponse, admitted.api.settings.csp);
-    if (rendered === TOO_LARGE) {
-      request.log.warn({ format, maxResponse }, 'response over gateway.limits.maxResponse refused');
-      return sendProblem(
-        reply,
-        problemFor('RESPONSE_TOO_LARGE', request.id, 'the response is larger than gateway.limits.maxResponse'),
-      );
-    }
-    if (!rendered)
-      return sendProblem(reply, problemFor('NOT_ACCEPTABLE', request.id, `the response has no ${format} form`));
-    if (rendered.headers) reply.headers(rendered.headers);
-    if (admitted.sagaPath.extension === undefined) reply.header('vary', 'Accept');
-    return reply.code(status).type(rendered.contentType).send(rendered.body);
+    return sendResult(reply, request.id, admitted, format, result, maxResponse);
   };
 }

@@ -106,6 +106,13 @@ export class Journal {
     JournalEntry,
     { data: JournalData; scope: string; correlation: string | undefined }
   >();
+  /** runs whose start record failed to be written: kept so that their outcome can carry it (settle) */
+  private readonly failedStarts = new WeakMap<
+    JournalEntry,
+    { data: JournalData; scope: string; correlation: string | undefined }
+  >();
+  /** outcome writes waiting to be tried again, by record id (settle) */
+  private readonly retrying = new Map<string, NodeJS.Timeout>();
 
   constructor(
     state: State,
@@ -193,8 +200,9 @@ export class Journal {
     const data = Object.assign(u.data, fields);
     data.updatedAt = Date.now();
     const ready = this.record(entry, data, u.scope, u.correlation);
-    // awaited by the run's next write; until then a failure must not count as unhandled
-    ready.catch(() => undefined);
+    // awaited by the run's next write; until then a failure must not count as unhandled. The
+    // start is kept for the run's outcome, which then writes the whole record (settle).
+    ready.catch(() => this.failedStarts.set(entry, { data, scope: u.scope, correlation: u.correlation }));
     entry.ready = ready;
     return ready;
   }
@@ -315,38 +323,113 @@ export class Journal {
   }
 
   /**
-   * The end of a run started here (runner.ts): its outcome, with the start record when that is
-   * not written yet. Throws when the run's record could not be written at all (the caller then
-   * gets that failure, e.g. 503 STATE_UNAVAILABLE, not the result); a failure of the outcome's
-   * own write is logged (finish).
+   * The end of a run (runner.ts: started here, or resumed): its outcome, with the start record
+   * when that is not written yet (issue 26 item 1: no answer without its record).
+   *
+   * - `written`: the outcome is in the journal; the caller may have the result.
+   * - `taken-over`: another process took the run over (this one was cut off long enough to look
+   *   dead); the outcome is the new owner's to write, and the caller must not have this one.
+   * - `retrying`: the store refused the write (down, unreachable). The caller must not have the
+   *   result (it gets 503 STATE_UNAVAILABLE); the write is tried again in the background, with
+   *   backoff, until it lands or the run is taken over, so that a run never stays RUNNING while
+   *   its owner lives on. Writes waiting for that are bounded (MAX_RETRYING); past the bound the
+   *   outcome is logged and left to the orphan scan once this process is gone.
    */
-  async settle(entry: JournalEntry, result: SagaResult): Promise<void> {
-    if (this.unwritten.has(entry)) return this.writeStart(entry, { status: 'DONE', result, payload: null });
-    await entry.ready;
-    await this.finish(entry, result);
+  async settle(entry: JournalEntry, result: SagaResult): Promise<'written' | 'taken-over' | 'retrying'> {
+    const write = this.outcomeWrite(entry, result);
+    try {
+      await write();
+      return 'written';
+    } catch (err) {
+      if (isStale(err)) {
+        this.log.info({ journal: entry.id }, 'saga run taken over by another runner; its outcome is theirs to write');
+        return 'taken-over';
+      }
+      this.log.error({ err: toErrorInfo(err), journal: entry.id }, 'saga outcome not journaled; retrying');
+      this.retryOutcome(entry.id, write, 0);
+      return 'retrying';
+    }
   }
 
-  /** Write the outcome, unless another process took the run over; a failure is logged (the caller still gets the result). */
+  /** settle() for a run nobody waits for (resumed): the outcome is written, now or by the retries. */
   async finish(entry: JournalEntry, result: SagaResult): Promise<void> {
-    try {
-      if (this.unwritten.has(entry)) {
-        await this.writeStart(entry, { status: 'DONE', result, payload: null });
+    await this.settle(entry, result);
+  }
+
+  /**
+   * One attempt to write the outcome of `entry`, repeatable: the run's whole record (start and
+   * outcome) when the start record was never written (not yet, or its write failed), else a
+   * patch of the outcome against the version this process last wrote.
+   */
+  private outcomeWrite(entry: JournalEntry, result: SagaResult): () => Promise<void> {
+    const done = { status: 'DONE' as const, result, payload: null };
+    if (this.unwritten.has(entry)) {
+      const u = this.unwritten.get(entry)!;
+      let first = true;
+      return () => {
+        if (first) {
+          first = false;
+          return this.writeStart(entry, done);
+        }
+        return this.record(entry, Object.assign(u.data, done, { updatedAt: Date.now() }), u.scope, u.correlation);
+      };
+    }
+    return async () => {
+      try {
+        await entry.ready;
+      } catch (err) {
+        // the start record never landed: write the whole record now, with the outcome
+        const u = this.failedStarts.get(entry);
+        if (u === undefined) throw err;
+        await this.record(entry, Object.assign(u.data, done, { updatedAt: Date.now() }), u.scope, u.correlation);
+        entry.ready = Promise.resolve();
+        this.failedStarts.delete(entry);
         return;
       }
-      await entry.ready;
       const rec = await this.patch(
         entry.id,
-        { status: 'DONE', result, payload: null, undo: null, visits: null, unwind: null, updatedAt: Date.now() },
+        { ...done, undo: null, visits: null, unwind: null, updatedAt: Date.now() },
         { expectedVersion: entry.version },
       );
       entry.version = rec.version;
-    } catch (err) {
-      if (err instanceof SagawayError && err.code === 'STALE_VERSION') {
-        this.log.info({ journal: entry.id }, 'saga run taken over by another runner; its outcome is theirs to write');
-        return;
-      }
-      this.log.error({ err: toErrorInfo(err), journal: entry.id }, 'saga outcome not journaled');
+    };
+  }
+
+  /** Try `write` again after a backoff, until it lands or the run is taken over. */
+  private retryOutcome(id: string, write: () => Promise<void>, attempt: number): void {
+    if (!this.retrying.has(id) && this.retrying.size >= MAX_RETRYING) {
+      this.log.error(
+        { journal: id },
+        'saga outcome not journaled: too many outcome writes waiting; left to the orphan scan',
+      );
+      return;
     }
+    const timer = setTimeout(
+      () => {
+        write().then(
+          () => {
+            this.retrying.delete(id);
+            this.log.info({ journal: id, attempts: attempt + 2 }, 'saga outcome journaled after a retry');
+          },
+          (err: unknown) => {
+            if (isStale(err)) {
+              this.retrying.delete(id);
+              return;
+            }
+            this.retryOutcome(id, write, attempt + 1);
+          },
+        );
+      },
+      Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** attempt),
+    );
+    // a stopping process does not wait for these: its RUNNING records go to the orphan scan
+    timer.unref();
+    this.retrying.set(id, timer);
+  }
+
+  /** Outcome writes waiting to be tried again (tests, diagnostics). */
+  get outcomesRetrying(): number {
+    return this.retrying.size;
   }
 
   /**
@@ -438,6 +521,17 @@ export class Journal {
       after = page.next;
     }
   }
+}
+
+/** Outcome writes that wait to be tried again, at most (settle). */
+export const MAX_RETRYING = 10_000;
+/** First and longest pause between two tries of an outcome write. */
+const RETRY_FIRST_MS = 200;
+const RETRY_MAX_MS = 5000;
+
+/** Whether a write failed because another process took the run over (its version moved on). */
+function isStale(err: unknown): boolean {
+  return err instanceof SagawayError && err.code === 'STALE_VERSION';
 }
 
 /** Finished records removed per pruning pass at most (10 pages of 100). */

@@ -204,12 +204,10 @@ export class Runner {
       started: () => journal.started(entry),
       ...(trace ? { trace } : {}),
     });
-    try {
-      await journal.settle(entry, result);
-    } catch (err) {
-      const error = toErrorInfo(err);
-      return { outcome: 'FAIL', http: error.http ?? 503, error };
-    }
+    // No answer without its record (issue 26 item 1): an outcome the journal did not take is
+    // written later (journal.ts settle), and the caller gets 503, never the result.
+    const settled = await journal.settle(entry, result);
+    if (settled !== 'written') return unrecorded(settled);
     this.afterRun(saga, input, context, runId, result, lineage);
     return result;
   }
@@ -503,6 +501,28 @@ function correlationOf(req: SagaRequest): string | undefined {
 /** A string field of a request that came over the broker, within its bound. */
 function isWireId(value: unknown, max: number): value is string {
   return typeof value === 'string' && value !== '' && value.length <= max;
+}
+
+/**
+ * The answer of a run whose outcome the journal did not take: 503, marked `ran: unknown` so that
+ * the gateway keeps an Idempotency-Key bound to the run (its outcome is read from the journal).
+ */
+function unrecorded(why: 'taken-over' | 'retrying'): SagaResult {
+  const error =
+    why === 'retrying'
+      ? toErrorInfo(
+          new SagawayError(
+            'STATE_UNAVAILABLE',
+            'the outcome of the saga run could not be recorded; it is written when the journal is back, and can then be read at /api/status/<requestId>',
+          ),
+        )
+      : toErrorInfo(
+          new SagawayError(
+            'RUNNER_UNAVAILABLE',
+            'this saga run was taken over by another runner; its outcome will be at /api/status/<requestId>',
+          ),
+        );
+  return { outcome: 'FAIL', http: 503, error, ran: 'unknown' };
 }
 
 function reject(code: string, message: string): SagaResult {

@@ -10,7 +10,7 @@ import type { RequestKeyStore } from './store.js';
  * PostgreSQL database of that state. The SQL adapters are imported only when used.
  */
 
-export type { Claim, KeyQuota, RequestKeyStore, StoredResponse } from './store.js';
+export type { Claim, KeyBinding, KeyQuota, RequestKeyStore, StoredResponse } from './store.js';
 export { MemoryKeyStore } from './memory.js';
 
 /** Suffix of the key table's name. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Claim, KeyQuota, RequestKeyStore, StoredResponse } from './store.js';
+import type { Claim, KeyBinding, KeyQuota, RequestKeyStore, StoredResponse } from './store.js';
 
 /**
  * The in-process request key store (the default). Bounded: at most `maxKeys` rows and
@@ -18,6 +18,9 @@ interface Row {
   response?: StoredResponse;
   /** the caller's quota scope (a hash), when the claim had a quota */
   scope?: string;
+  /** the run the claim started, and the end of its lock (a claim with a binding) */
+  runId?: string;
+  lockUntil?: number;
 }
 
 /** One quota scope's stored bodies take at most 1/SCOPE_SHARE of the store's bytes. */
@@ -51,17 +54,32 @@ export class MemoryKeyStore implements RequestKeyStore {
 
   async init(): Promise<void> {}
 
-  async claim(id: string, fingerprint: string, now: number, lockUntil: number, quota?: KeyQuota): Promise<Claim> {
+  async claim(
+    id: string,
+    fingerprint: string,
+    now: number,
+    lockUntil: number,
+    quota?: KeyQuota,
+    bind?: KeyBinding,
+  ): Promise<Claim> {
     this.expire(now);
     const row = this.rows.get(id);
     if (row !== undefined && row.expiresAt > now) {
       if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
-      return row.response ? { kind: 'done', response: row.response } : { kind: 'running' };
+      if (row.response) return { kind: 'done', response: row.response };
+      if (row.runId === undefined) return { kind: 'running' };
+      return { kind: 'running', runId: row.runId, owner: row.owner, lockUntil: row.lockUntil ?? 0 };
     }
     if (row !== undefined) this.remove(id, row);
     if (quota !== undefined && this.full(quota, now)) return { kind: 'exhausted' };
     const owner = randomUUID();
-    this.rows.set(id, { fingerprint, owner, expiresAt: lockUntil, ...(quota ? { scope: quota.scope } : {}) });
+    this.rows.set(id, {
+      fingerprint,
+      owner,
+      expiresAt: bind ? Math.max(bind.expiresAt, lockUntil) : lockUntil,
+      ...(quota ? { scope: quota.scope } : {}),
+      ...(bind ? { runId: bind.runId, lockUntil } : {}),
+    });
     if (quota !== undefined) {
       const ids = this.perScope.get(quota.scope) ?? new Set<string>();
       this.perScope.set(quota.scope, ids.add(id));
@@ -79,6 +97,21 @@ export class MemoryKeyStore implements RequestKeyStore {
     if (row.scope !== undefined) this.shareBytes(id, row.scope, response.body.length);
     this.bound();
     return true;
+  }
+
+  async takeOver(id: string, owner: string, lockUntil: number, bind: KeyBinding): Promise<string | undefined> {
+    const row = this.rows.get(id);
+    if (row === undefined || row.owner !== owner || row.response !== undefined) return undefined;
+    const next = randomUUID();
+    this.rows.delete(id);
+    this.rows.set(id, {
+      ...row,
+      owner: next,
+      runId: bind.runId,
+      lockUntil,
+      expiresAt: Math.max(bind.expiresAt, lockUntil),
+    });
+    return next;
   }
 
   async release(id: string, owner: string): Promise<void> {

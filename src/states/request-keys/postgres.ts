@@ -20,8 +20,8 @@ export function postgresKeyStore(
     {
       bytes: 'BYTEA',
       bigint: 'BIGINT',
-      addScope: async (run, table) => {
-        await run(`ALTER TABLE "${table}" ADD COLUMN IF NOT EXISTS scope TEXT`);
+      addColumn: async (run, table, name, type) => {
+        await run(`ALTER TABLE "${table}" ADD COLUMN IF NOT EXISTS ${name} ${type}`);
       },
     },
     async (): Promise<SqlRunner> => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SagawayError } from '../../core/errors.js';
-import type { Claim, KeyQuota, RequestKeyStore, StoredResponse } from './store.js';
+import type { Claim, KeyBinding, KeyQuota, RequestKeyStore, StoredResponse } from './store.js';
 
 /**
  * The request key store in a SQL table, shared by the SQLite and PostgreSQL adapters (which
@@ -27,12 +27,23 @@ export interface SqlDialect {
   bytes: string;
   /** a 64-bit integer (epoch milliseconds) */
   bigint: string;
-  /** add the column `scope` to a table made before it existed (a no-op when it is there); `run` runs a statement */
-  addScope(run: (sql: string) => Promise<Record<string, unknown>[]>, table: string): Promise<void>;
+  /**
+   * add the column `name` of SQL type `type` to a table made before it existed (a no-op when it
+   * is there); `run` runs a statement
+   */
+  addColumn(
+    run: (sql: string) => Promise<Record<string, unknown>[]>,
+    table: string,
+    name: string,
+    type: string,
+  ): Promise<void>;
 }
 
 interface Row {
   fingerprint: string;
+  owner: unknown;
+  run_id: unknown;
+  lock_until: unknown;
   done: unknown;
   status: unknown;
   headers: unknown;
@@ -93,7 +104,7 @@ export class SqlKeyStore implements RequestKeyStore {
     const ddl = [
       `CREATE TABLE IF NOT EXISTS ${this.t} (id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, owner TEXT NOT NULL, ` +
         `done INTEGER NOT NULL DEFAULT 0, status INTEGER, headers TEXT, body ${bytes}, ` +
-        `omitted INTEGER NOT NULL DEFAULT 0, expires_at ${bigint} NOT NULL, scope TEXT)`,
+        `omitted INTEGER NOT NULL DEFAULT 0, expires_at ${bigint} NOT NULL, scope TEXT, run_id TEXT, lock_until ${bigint})`,
       `CREATE INDEX IF NOT EXISTS "${this.table}_exp" ON ${this.t} (expires_at)`,
     ];
     // Two PostgreSQL replicas creating the table (or adding its column) at once: one of them
@@ -105,12 +116,22 @@ export class SqlKeyStore implements RequestKeyStore {
         throw err;
       });
     for (const sql of ddl) await run(sql);
-    // a table made by an older version has no scope column (its rows then count for no caller)
-    await this.dialect.addScope(run, this.table);
+    // a table made by an older version has no scope column (its rows then count for no caller),
+    // nor the binding of a claim to its run (its unfinished rows are free when their lock passed)
+    await this.dialect.addColumn(run, this.table, 'scope', 'TEXT');
+    await this.dialect.addColumn(run, this.table, 'run_id', 'TEXT');
+    await this.dialect.addColumn(run, this.table, 'lock_until', bigint);
     await run(`CREATE INDEX IF NOT EXISTS "${this.table}_scope" ON ${this.t} (scope, expires_at)`);
   }
 
-  async claim(id: string, fingerprint: string, now: number, lockUntil: number, quota?: KeyQuota): Promise<Claim> {
+  async claim(
+    id: string,
+    fingerprint: string,
+    now: number,
+    lockUntil: number,
+    quota?: KeyQuota,
+    bind?: KeyBinding,
+  ): Promise<Claim> {
     if (++this.claims >= PRUNE_EVERY) {
       this.claims = 0;
       // in the background: a claim never waits for it, and a failure only delays it
@@ -121,19 +142,31 @@ export class SqlKeyStore implements RequestKeyStore {
     // A row that vanishes between the two statements (pruned, released) is claimed on the next turn.
     for (let attempt = 0; attempt < 3; attempt++) {
       // INSERT ... SELECT so that a full scope selects no row; CAST types the parameters for PostgreSQL
+      const { bigint } = this.dialect;
       const taken = await db.query(
-        `INSERT INTO ${this.t} (id, fingerprint, owner, done, status, headers, body, omitted, expires_at, scope) ` +
-          `SELECT $1, $2, $3, 0, NULL, NULL, NULL, 0, CAST($4 AS ${this.dialect.bigint}), $6 WHERE ` +
+        `INSERT INTO ${this.t} (id, fingerprint, owner, done, status, headers, body, omitted, expires_at, scope, run_id, lock_until) ` +
+          `SELECT $1, $2, $3, 0, NULL, NULL, NULL, 0, CAST($4 AS ${bigint}), $6, $8, CAST($9 AS ${bigint}) WHERE ` +
           `(SELECT COUNT(*) FROM (SELECT 1 FROM ${this.t} WHERE scope = $6 AND expires_at > $5 LIMIT $7) AS live) < $7 ` +
           `ON CONFLICT (id) DO UPDATE SET fingerprint = excluded.fingerprint, owner = excluded.owner, done = 0, ` +
           `status = NULL, headers = NULL, body = NULL, omitted = 0, expires_at = excluded.expires_at, ` +
-          `scope = excluded.scope WHERE ${this.t}.expires_at <= $5 RETURNING owner`,
+          `scope = excluded.scope, run_id = excluded.run_id, lock_until = excluded.lock_until ` +
+          `WHERE ${this.t}.expires_at <= $5 RETURNING owner`,
         // no quota: a NULL scope matches no row, so the count is 0 < 1
-        [id, fingerprint, owner, lockUntil, now, quota?.scope ?? null, quota?.max ?? 1],
+        [
+          id,
+          fingerprint,
+          owner,
+          bind ? Math.max(bind.expiresAt, lockUntil) : lockUntil,
+          now,
+          quota?.scope ?? null,
+          quota?.max ?? 1,
+          bind?.runId ?? null,
+          bind ? lockUntil : null,
+        ],
       );
       if (taken.length > 0) return { kind: 'claimed', owner };
       const [row] = (await db.query(
-        `SELECT fingerprint, done, status, headers, body, omitted, expires_at FROM ${this.t} WHERE id = $1`,
+        `SELECT fingerprint, owner, done, status, headers, body, omitted, expires_at, run_id, lock_until FROM ${this.t} WHERE id = $1`,
         [id],
       )) as unknown as Row[];
       if (row === undefined || Number(row.expires_at) <= now) {
@@ -141,7 +174,10 @@ export class SqlKeyStore implements RequestKeyStore {
         continue;
       }
       if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
-      if (Number(row.done) !== 1) return { kind: 'running' };
+      if (Number(row.done) !== 1) {
+        if (typeof row.run_id !== 'string') return { kind: 'running' };
+        return { kind: 'running', runId: row.run_id, owner: String(row.owner), lockUntil: Number(row.lock_until) };
+      }
       return { kind: 'done', response: responseOf(row) };
     }
     throw new SagawayError('INTERNAL', 'request key: the claim did not settle');
@@ -163,6 +199,17 @@ export class SqlKeyStore implements RequestKeyStore {
       ],
     );
     return rows.length > 0;
+  }
+
+  async takeOver(id: string, owner: string, lockUntil: number, bind: KeyBinding): Promise<string | undefined> {
+    const db = await this.db();
+    const next = randomUUID();
+    const rows = await db.query(
+      `UPDATE ${this.t} SET owner = $3, run_id = $4, lock_until = $5, expires_at = $6 ` +
+        `WHERE id = $1 AND owner = $2 AND done = 0 RETURNING owner`,
+      [id, owner, next, bind.runId, lockUntil, Math.max(bind.expiresAt, lockUntil)],
+    );
+    return rows.length > 0 ? next : undefined;
   }
 
   async release(id: string, owner: string): Promise<void> {

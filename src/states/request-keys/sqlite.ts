@@ -13,9 +13,9 @@ export function sqliteKeyStore(file: string, table: string, onPruneError: (err: 
     {
       bytes: 'BLOB',
       bigint: 'INTEGER',
-      async addScope(run, table) {
+      async addColumn(run, table, name, type) {
         const columns = await run(`SELECT name FROM pragma_table_info('${table}')`);
-        if (!columns.some((c) => c.name === 'scope')) await run(`ALTER TABLE "${table}" ADD COLUMN scope TEXT`);
+        if (!columns.some((c) => c.name === name)) await run(`ALTER TABLE "${table}" ADD COLUMN ${name} ${type}`);
       },
     },
     async (): Promise<SqlRunner> => {

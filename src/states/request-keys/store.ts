@@ -5,10 +5,14 @@
  * atomically (`claim`), so that two requests with one key, on one gateway or on several
  * replicas sharing a SQL store, never both run.
  *
- * A row expires at `expiresAt` (epoch ms): a finished one after the retention (`ttl`), an
- * unfinished one after its lock, so that a key whose request died with its process is free
- * again once the lock has passed. An expired row counts as absent and is taken over by the next
- * claim; expired rows are also deleted in bounded batches.
+ * A row expires at `expiresAt` (epoch ms): a finished one after the retention (`ttl`). An
+ * unfinished one claimed without a binding expires with its lock, so that a key whose request
+ * died with its process is free again once the lock has passed. An unfinished one claimed with a
+ * binding (`KeyBinding`, issue 26) names the run it started and lives for the retention: when its
+ * lock has passed it is not free, it is answered `running` with that run, and the gateway
+ * decides from the run's status (replay its outcome, wait for it, or take the key over with
+ * `takeOver` when no run is recorded). An expired row counts as absent and is taken over by the
+ * next claim; expired rows are also deleted in bounded batches.
  */
 
 /** The response kept for replays. */
@@ -25,8 +29,11 @@ export interface StoredResponse {
 export type Claim =
   /** the key is this request's now; `owner` proves it to complete and release */
   | { kind: 'claimed'; owner: string }
-  /** another request with this key and the same fingerprint has not ended yet */
-  | { kind: 'running' }
+  /**
+   * another request with this key and the same fingerprint has not ended yet; with a binding,
+   * the run it started, its claim (`owner`, to complete or take over the row) and its lock's end
+   */
+  | { kind: 'running'; runId?: string; owner?: string; lockUntil?: number }
   /** the key was used for a different request (another fingerprint), finished or not */
   | { kind: 'mismatch' }
   /** the same request has ended: its response */
@@ -44,6 +51,15 @@ export interface KeyQuota {
   max: number;
 }
 
+/**
+ * What a claim binds its key to (issue 26): the run id of the request, so that a retry can find
+ * that run's outcome, and how long the row lives while unfinished (the retention, `ttl`).
+ */
+export interface KeyBinding {
+  runId: string;
+  expiresAt: number;
+}
+
 /** A store of request keys. */
 export interface RequestKeyStore {
   /** `memory`, `sqlite` or `postgres` */
@@ -52,9 +68,23 @@ export interface RequestKeyStore {
   init(): Promise<void>;
   /**
    * Take `id` for a request with `fingerprint` unless a live row holds it; the row lives until
-   * `lockUntil`. With a `quota`, a new key is refused (`exhausted`) when the scope is full.
+   * `lockUntil`, or with a `bind`ing until `bind.expiresAt`, locked until `lockUntil`. With a
+   * `quota`, a new key is refused (`exhausted`) when the scope is full.
    */
-  claim(id: string, fingerprint: string, now: number, lockUntil: number, quota?: KeyQuota): Promise<Claim>;
+  claim(
+    id: string,
+    fingerprint: string,
+    now: number,
+    lockUntil: number,
+    quota?: KeyQuota,
+    bind?: KeyBinding,
+  ): Promise<Claim>;
+  /**
+   * Take over the unfinished row `id` that `owner` holds (its run left no trace, its lock has
+   * passed), for a new request and run: the new owner, or undefined when the row changed since
+   * (finished, released, taken by another).
+   */
+  takeOver(id: string, owner: string, lockUntil: number, bind: KeyBinding): Promise<string | undefined>;
   /** Store the response of the request that claimed `id`; false when the claim was lost (its lock passed and another request took the key). */
   complete(id: string, owner: string, response: StoredResponse, expiresAt: number): Promise<boolean>;
   /** Forget `id` (the request did not run), if `owner` still holds it. */

@@ -31,7 +31,8 @@ import {
  *   order): an acknowledged run's outcome is not lost when the runner dies right after.
  * - Bounded: values are capped at `runners.R.statusMaxSize` (outcome-value.ts encodeOutcome) and
  *   the bucket's max_msg_size; no per-put state is kept (at most MAX_UNACKED sampled
- *   acknowledgements are awaited); while the broker is away, puts are skipped and counted.
+ *   acknowledgements are awaited); while the broker is away, a run's values are held (the last
+ *   one per run, at most MAX_HELD runs) and put when it is back, the correlation index is skipped.
  */
 
 /** `runners.R.statusTtl` when not set (settings made by code; compile fills it). */
@@ -47,6 +48,8 @@ const MAX_UNACKED = 100;
 const WRONG_LAST_SEQUENCE = 10071;
 /** Room for the KV headers over the value cap, in the bucket's max_msg_size. */
 const HEADER_ROOM = 1024;
+/** Outcomes held while the broker is away, at most (the newest are kept). */
+const MAX_HELD = 10_000;
 /** How often a skipped or failed write is logged at most. */
 const LOG_EVERY_MS = 10_000;
 
@@ -80,6 +83,12 @@ export class OutcomeRecorder {
   private lastLog = 0;
   private readonly bucket: string;
   private readonly log: Logger;
+  /**
+   * Values put while the broker was away, by key (the last one of a key wins), written when it
+   * is back (issue 26): a run that ended during an outage would otherwise stay RUNNING in the
+   * bucket while its owner lives, and a retry with its Idempotency-Key would wait for it.
+   */
+  private readonly held = new Map<string, Uint8Array>();
 
   constructor(
     private readonly system: NatsSystem,
@@ -117,6 +126,17 @@ export class OutcomeRecorder {
     this.firstWins = headers();
     this.firstWins.set('Nats-Expected-Last-Subject-Sequence', '0');
     this.opened = true;
+    this.flushHeld();
+  }
+
+  /** Put the values held during an outage (open(), after every reconnection). */
+  private flushHeld(): void {
+    const nc = this.system.nc;
+    if (!nc || !this.system.isConnected || this.held.size === 0) return;
+    const count = this.held.size;
+    for (const [key, value] of this.held) nc.publish(`${this.subjectPrefix}${key}`, value);
+    this.held.clear();
+    this.log.info({ count }, 'outcomes held during the outage written');
   }
 
   /** Whether the bucket is open (writes are accepted). */
@@ -173,6 +193,13 @@ export class OutcomeRecorder {
     // earlier start): the put is sent anyway, and lands as soon as the bucket is there.
     const nc = this.system.nc;
     if (!nc || !this.system.isConnected || (create && !this.firstWins)) {
+      if (!create) {
+        // kept for the reconnection (flushHeld); the oldest goes first past the bound
+        this.held.delete(key);
+        this.held.set(key, value);
+        if (this.held.size > MAX_HELD) this.held.delete(this.held.keys().next().value!);
+        return;
+      }
       this.failed('outcome not kept: the status bucket is not reachable');
       return;
     }

@@ -37,7 +37,7 @@ export async function runOverNats(conn: RunConnection, runner: string, req: Saga
   try {
     data = encode(runWire(req, deadline), conn.maxPayload, 'request');
   } catch (err) {
-    return failResult(toErrorInfo(err));
+    return { ...failResult(toErrorInfo(err)), ran: 'none' };
   }
   try {
     let fail!: (reason: Error) => void;
@@ -61,10 +61,14 @@ export async function runOverNats(conn: RunConnection, runner: string, req: Saga
     const { v: _v, ...rest } = result;
     return rest as unknown as SagaResult;
   } catch (err) {
+    // Whether a runner took the request (issue 26 item 2): only "no responders" (the server
+    // itself says no replica is subscribed) proves that none did. A lost connection or a missing
+    // answer may hide a run that goes on: its outcome is the one at /api/status.
     const failure = err instanceof ReplicaGone ? 'timeout' : classifyRequestError(err, conn.errorTypes);
-    if (failure === 'no-responders') return unavailable(`runner "${runner}" is not running`);
+    if (failure === 'no-responders') return { ...unavailable(`runner "${runner}" is not running`), ran: 'none' };
     if (failure === 'timeout') {
       return {
+        ran: 'unknown',
         outcome: 'TIMEOUT',
         http: 504,
         error: {
@@ -75,11 +79,14 @@ export async function runOverNats(conn: RunConnection, runner: string, req: Saga
       };
     }
     if (failure === 'connection-lost') {
-      return unavailable(
-        `the connection to runner "${runner}" was lost; the outcome can be read at /api/status/<requestId>`,
-      );
+      return {
+        ...unavailable(
+          `the connection to runner "${runner}" was lost; the outcome can be read at /api/status/<requestId>`,
+        ),
+        ran: 'unknown',
+      };
     }
-    return unavailable(`runner "${runner}" could not be reached`);
+    return { ...unavailable(`runner "${runner}" could not be reached`), ran: 'unknown' };
   }
 }
 
