@@ -202,7 +202,7 @@ export class IdempotencyKeys {
         now,
         this.lockUntil(now),
         quota,
-        this.binding(request, now)!,
+        this.binding(request, now),
       );
     } catch (err) {
       request.log.error({ err }, 'idempotency key store failed');
@@ -316,7 +316,14 @@ export class IdempotencyKeys {
       const now = this.now();
       if (run === undefined && now >= first.lockUntil) {
         // No run was ever recorded and the lock has passed: nothing ran (or left a trace).
-        const owner = await this.store.takeOver(id, first.owner, this.lockUntil(now), this.binding(request, now)!);
+        let owner: string | undefined;
+        try {
+          owner = await this.store.takeOver(id, first.owner, this.lockUntil(now), this.binding(request, now)!);
+        } catch (err) {
+          request.log.error({ err }, 'idempotency key store failed');
+          sendProblem(reply, problemFor('STATE_UNAVAILABLE', request.id, 'the idempotency key store is not available'));
+          return false;
+        }
         if (owner !== undefined) {
           this.pending.set(request, { id, owner });
           return true;
