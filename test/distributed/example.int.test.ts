@@ -104,7 +104,8 @@ describe(
       const r = await call(port, '/api/request/quote/A1');
       assert.equal(r.status, 503);
       assert.equal((r.body as { code: string }).code, 'RUNNER_UNAVAILABLE');
-      assert.ok(r.ms < 1000, `answered in ${r.ms} ms`);
+      // fails fast: well before the example's request timeout (limits.timeout: 10s) would answer
+      assert.ok(r.ms < 10_000 / 4, `answered in ${r.ms} ms`);
       assert.equal((await call(port, '/api/request/quote-v1/B2')).status, 200);
     });
   },

@@ -154,22 +154,29 @@ describe('scale-out: 2 gateways, 3 replicas, 2 deployments', { skip }, () => {
       }
     };
     const clients = Array.from({ length: 6 }, (_, c) => client(c));
-    await new Promise((r) => setTimeout(r, 1500));
+    // Load until every replica of deployment "1" has served requests (they share the gateways'
+    // requests, one queue group) and more than 10 runs were answered.
+    const servedBy = () =>
+      Promise.all(
+        started.slice(0, 3).map(async ({ port }) => {
+          const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+          return [...text.matchAll(/^sagaway_runner_sagas_total\{[^}]*\} (\d+)/gm)].reduce(
+            (n, m) => n + Number(m[1]),
+            0,
+          );
+        }),
+      );
+    let served: number[] = [];
+    await waitUntil(async () => (served = await servedBy()).every((n) => n > 0) && acked.length > 10, 30_000, 100);
     const before = acked.length;
-    // The three replicas of deployment "1" share the gateways' requests (one queue group).
-    const served = await Promise.all(
-      started.slice(0, 3).map(async ({ port }) => {
-        const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-        return [...text.matchAll(/^sagaway_runner_sagas_total\{[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
-      }),
-    );
     assert.ok(
       served.every((n) => n > 0),
       `every replica served requests: ${served.join(', ')}`,
     );
     g1.proc.child.kill('SIGKILL');
     apis[0]!.child.kill('SIGKILL');
-    await new Promise((r) => setTimeout(r, 4000));
+    // the survivors keep serving: 10 more runs answered after the kills
+    await waitUntil(() => acked.length > before + 10, 30_000, 100);
     stop = true;
     await Promise.all(clients);
 

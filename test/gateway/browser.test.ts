@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { chromium, type Page } from 'playwright-core';
 import { silentLogger } from '../../src/core/logger.js';
 import { createGateway } from '../../src/gateway/server.js';
 import { feedService, ScriptedService, settingsWith } from './harness.js';
@@ -43,10 +43,12 @@ test(
     const inner = feedService(20, 6);
     const streamSockets = new Set<Socket>();
     let dropped = false;
+    const box: { page?: Page } = {};
     const svc = new ScriptedService(async (req, runner, n) => {
       if (n === 4 && !dropped) {
         dropped = true;
-        await new Promise((r) => setTimeout(r, 300)); // let entries 6-9 reach the browser
+        // entries 6-9 have reached the page (it counts them), then the cut
+        await box.page!.waitForFunction(() => (globalThis as unknown as { entries: number[] }).entries.length >= 10);
         for (const s of streamSockets) s.destroy();
       }
       return inner.run(runner, req);
@@ -75,6 +77,7 @@ test(
     });
     try {
       const page = context.pages()[0] ?? (await context.newPage());
+      box.page = page;
       await page.goto(`http://127.0.0.1:${port}/`);
       await page.waitForFunction(() => (globalThis as unknown as { done: boolean }).done === true, undefined, {
         timeout: 20_000,

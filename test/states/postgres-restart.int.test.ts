@@ -89,9 +89,13 @@ test(
         }
       };
       const writers = Array.from({ length: 6 }, (_, w) => writer(w));
-      await new Promise((r) => setTimeout(r, 150));
+      const until = async (cond: () => boolean) => {
+        for (const end = Date.now() + 20_000; !cond() && Date.now() < end;) await new Promise((r) => setTimeout(r, 5));
+      };
+      await until(() => outcomes.includes('ok')); // writes go through
       await srv.stop('immediate');
-      await new Promise((r) => setTimeout(r, 200));
+      const stoppedAt = outcomes.length;
+      await until(() => outcomes.slice(stoppedAt).filter((o) => o !== 'ok').length >= 6); // and then fail
       stop = true;
       await Promise.all(writers);
       assert.ok(outcomes.includes('ok'), 'writes went through before the crash');
