@@ -10,7 +10,7 @@ import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 import { startOpsServer } from './ops-server.js';
 import { parsePort, untilStopped } from './port.js';
-import { masked } from '../gateway/console/mask.js';
+import { traceMasker } from '../gateway/console/mask.js';
 
 /**
  * `sagaway runner --config FILE --runner NAME [--deployment ID] [--port N]` (DESIGN §9): one
@@ -45,7 +45,7 @@ export async function runnerCommand(options: CliOptions, positionals: string[]):
     observer: runnerMetrics(metrics.registry),
     engineObserver: engineMetrics(metrics.registry),
     // what this runner publishes for a console over NATS is masked as the console masks
-    traceMask: (value) => masked(value),
+    traceMask: traceMasker(settings),
   });
   const ops = await startOpsServer(
     parsePort(options.port) ?? 0,

@@ -7,7 +7,7 @@ import { createState } from '../states/index.js';
 import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 import { parsePort } from './port.js';
-import { masked } from '../gateway/console/mask.js';
+import { traceMasker } from '../gateway/console/mask.js';
 
 /**
  * `sagaway start [--config FILE] [--port N] [--host H]`: the gateway and every runner of the file
@@ -27,7 +27,7 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
     builtins: BUILTIN_HANDLERS,
     createState,
     // what this process publishes for a console over NATS is masked as the console masks
-    traceMask: (value) => masked(value),
+    traceMask: traceMasker(settings),
   });
   const gateway = await createGateway({
     settings,

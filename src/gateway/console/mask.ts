@@ -1,5 +1,5 @@
 import { isForbiddenKey, isObject } from '../../core/path.js';
-import { DEFAULT_MASKER, MASK, type Masker } from '../../core/sensitive.js';
+import { compileMasker, DEFAULT_MASKER, MASK, type Masker } from '../../core/sensitive.js';
 
 /**
  * Settings as the console shows them. Placeholders (`#{{SECRET}}`, `${{VALUE}}`, `%%var%%`) are
@@ -18,4 +18,12 @@ export function masked(value: unknown, masker: Masker = DEFAULT_MASKER, key = ''
     return out;
   }
   return value;
+}
+
+/** What a runner publishes for a console over NATS, masked with the configured `gateway.console.mask` too. */
+export function traceMasker(settings: {
+  gateway: { console?: { mask?: readonly string[] } };
+}): (value: unknown) => unknown {
+  const masker = compileMasker(settings.gateway.console?.mask);
+  return (value) => masked(value, masker);
 }
