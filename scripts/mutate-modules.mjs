@@ -17,17 +17,19 @@ export const MODULES = {
     tests: t('src/gateway/stream/group-loop.test.ts'),
   },
   engine: {
-    // the lines of resume and compensation: runSaga's resumed state and unwind entry, the
-    // journaled loop, the event step's visits, keys, pivot and registrations, and the unwind
-    // (register, the reverse loop, the resumed unwind); not the expression steps or log lines
+    // the lines of resume and compensation: the resumed run's state, the unwind entry, the
+    // journal write, the visit counter and keys, pivot and registration, register() and the
+    // reverse unwind with its resumed part (not the expression steps, routing or log lines)
     mutate: [
-      'src/saga/engine.ts:82-109',
-      'src/saga/engine.ts:170-198',
-      'src/saga/engine.ts:262-324',
-      'src/saga/unwind.ts:57-64',
-      'src/saga/unwind.ts:87-109',
+      'src/saga/engine.ts:82-91',
+      'src/saga/engine.ts:107-109',
+      'src/saga/engine.ts:189-198',
+      'src/saga/engine.ts:262-264',
+      'src/saga/engine.ts:304-324',
+      'src/saga/unwind.ts:57-63',
+      'src/saga/unwind.ts:88-105',
     ],
-    tests: t('src/saga/engine.test.ts', 'src/saga/compensation.test.ts', 'src/saga/engine-journal.test.ts'),
+    tests: t('src/saga/compensation.test.ts', 'src/saga/engine-journal.test.ts', 'src/saga/engine-resume.test.ts'),
   },
   'request-keys': {
     // the gateway's Idempotency-Key parsing, claim and answers, and the memory store's claim (the
