@@ -245,6 +245,25 @@ test('a resume inside the first batch does not join another stream’s first pol
   );
 });
 
+test('a new stream does not join a resume’s poll of the first batch either (it would miss the skipped entries)', async () => {
+  const r = rig();
+  const resumed = r.open({ skip: 2 });
+  await r.runsAsked(1);
+  const fresh = r.open();
+  await settle();
+  assert.equal(r.runs.length, 2, 'the new stream polls on its own');
+  for (const run of r.runs) run.answer(batch(['e0', 'e1', 'e2']));
+  await settle();
+  assert.deepEqual(
+    events(fresh.res).map((e) => e.at?.index),
+    [0, 1, 2, -1],
+  );
+  assert.deepEqual(
+    events(resumed.res).map((e) => e.at?.index),
+    [2, -1],
+  );
+});
+
 test('a stream with a cursor polls with its previous; streams that share nothing never join', async () => {
   const r = rig();
   r.open();
