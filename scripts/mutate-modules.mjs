@@ -17,22 +17,29 @@ export const MODULES = {
     tests: t('src/gateway/stream/group-loop.test.ts'),
   },
   engine: {
-    // the lines of resume and compensation: runSaga's resumed state and unwind entry, the
-    // journaled loop, the event step's visits, keys, pivot and registrations, and the unwind
-    // (register, the reverse loop, the resumed unwind); not the expression steps or log lines
+    // the lines of resume and compensation: the resumed run's state, the unwind entry, the
+    // journal write, the visit counter and keys, pivot and registration, register() and the
+    // reverse unwind with its resumed part (not the expression steps, routing or log lines)
     mutate: [
-      'src/saga/engine.ts:82-109',
-      'src/saga/engine.ts:170-198',
-      'src/saga/engine.ts:262-324',
-      'src/saga/unwind.ts:57-64',
-      'src/saga/unwind.ts:87-109',
+      'src/saga/engine.ts:82-91',
+      'src/saga/engine.ts:107-109',
+      'src/saga/engine.ts:189-198',
+      'src/saga/engine.ts:262-264',
+      'src/saga/engine.ts:304-324',
+      'src/saga/unwind.ts:57-63',
+      'src/saga/unwind.ts:88-105',
     ],
-    tests: t('src/saga/engine.test.ts', 'src/saga/compensation.test.ts', 'src/saga/engine-journal.test.ts'),
+    tests: t('src/saga/compensation.test.ts', 'src/saga/engine-journal.test.ts', 'src/saga/engine-resume.test.ts'),
   },
   'request-keys': {
-    // the gateway's Idempotency-Key handling and the in-memory key store (the SQL stores run the
-    // same contract suite, test/states/request-keys-contract.ts, against real databases)
-    mutate: ['src/states/request-keys/memory.ts', 'src/gateway/request/idempotency-key.ts'],
+    // the gateway's Idempotency-Key parsing, claim and answers, and the memory store's claim (the
+    // SQL stores run the same contract suite, test/states/request-keys-contract.ts, against real
+    // databases); the whole of both files is ~380 mutants, over an hour on a shared machine
+    mutate: [
+      'src/gateway/request/idempotency-key.ts:75-92',
+      'src/gateway/request/idempotency-key.ts:129-193',
+      'src/states/request-keys/memory.ts:55-72',
+    ],
     tests: t(
       'src/states/request-keys/store.test.ts',
       'src/gateway/request/idempotency-key.test.ts',
@@ -48,7 +55,8 @@ export const MODULES = {
     tests: t('src/core/logger-redaction.test.ts'),
   },
   inject: {
-    mutate: ['src/runner/executor/inject.ts'],
+    // injectSettings and the placeholder pass (resolveString, resolveOne, readVariable)
+    mutate: ['src/runner/executor/inject.ts:62-84', 'src/runner/executor/inject.ts:109-167'],
     tests: t('src/runner/executor/inject-rules.test.ts'),
   },
 };

@@ -14,7 +14,7 @@ const SECRET = 'sw-canary-4f1d';
 
 /** Runs `body` (with `createLogger` in scope) in a child; returns its stdout and stderr. */
 function child(body: string, env: Record<string, string | undefined> = {}): { out: string; err: string; pid: number } {
-  const script = `const { createLogger } = await import(${JSON.stringify(LOGGER)});
+  const script = `const { createLogger, silentLogger } = await import(${JSON.stringify(LOGGER)});
 console.error('pid=' + process.pid);
 ${body}`;
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
@@ -92,4 +92,26 @@ log.flush();
   assert.doesNotMatch(out, /^\{/, 'not a JSON line');
   assert.ok(!out.includes(SECRET));
   assert.match(out, /\[REDACTED\]/);
+});
+
+test('createLogger: pretty output is colored and goes to the chosen descriptor', () => {
+  const { out, err } = child(`
+const log = createLogger({ pretty: true, fd: 2 });
+log.info({ user: 'ann' }, 'to stderr');
+await new Promise((r) => setTimeout(r, 0));
+log.flush();
+`);
+  assert.equal(out, '');
+  assert.match(err, /to stderr/);
+  assert.match(err, new RegExp(String.fromCharCode(27) + '\\['), 'ANSI colors');
+});
+
+test('silentLogger writes nothing, at any level', () => {
+  const { out, err } = child(`
+const log = silentLogger();
+log.error('e'); log.warn('w'); log.info('i');
+log.flush?.();
+`);
+  assert.equal(out, '');
+  assert.equal(err, '');
 });

@@ -162,3 +162,79 @@ test('the payload copies a resumed run holds count against the bound with the on
   assert.equal(result.error?.code, 'UNDO_LIMIT_EXCEEDED');
   assert.deepEqual(keys(calls), ['run1:a#2', 'run1:a#2:undo', 'run1:a:undo']);
 });
+
+test('the unwind: an undo answered ACK is done; undos get a deadline ahead; a resumed unwind does not begin again', async () => {
+  const whole = await journalOfAWholeRun();
+  const afterFirst = whole.journal[0]!;
+  const calls: EventMessage[] = [];
+  const d = deps(calls);
+  const dispatch = d.dispatch;
+  d.dispatch = async (event, cancel) => {
+    const reply = await dispatch(event, cancel);
+    return event.stepId.endsWith(':undo') ? { ...reply, status: 'ACK' } : reply;
+  };
+  const started = Date.now();
+  const result = await runSaga(d, {
+    saga: loop,
+    input: {},
+    context: context(),
+    deadline: Date.now() + 5000,
+    runId: 'run1',
+    resume: { step: afterFirst.next, payload: afterFirst.payload, progress: afterFirst.progress },
+  });
+  assert.equal(result.error?.compensation, 'COMPLETED', 'ACK is a done undo');
+  for (const undo of calls.filter((c) => c.stepId.endsWith(':undo')))
+    assert.ok(undo.deadline > started, 'the unwind has a budget of its own, ahead of now');
+  // a run that was undoing when its process stopped: the undone ones are not begun or run again
+  const log: string[] = [];
+  const again: EventMessage[] = [];
+  const resumed = await runSaga(deps(again), {
+    saga: loop,
+    input: {},
+    context: context(),
+    deadline: Date.now() + 5000,
+    runId: 'run1',
+    unwindJournal: {
+      begin: async () => void log.push('begin'),
+      undone: async (i, status) => void log.push(`undone ${i} ${status}`),
+    },
+    resumeUnwind: {
+      undo: [
+        { step: 'a', key: 'run1:a:undo', payload: { parameters: {} } },
+        { step: 'a', key: 'run1:a#2:undo', payload: { parameters: {} } },
+      ],
+      done: [undefined, 'SUCCESS'],
+      result: { outcome: 'FAIL', http: 402, error: { code: 'CARD_DECLINED', message: 'declined', http: 402 } },
+    },
+  });
+  assert.deepEqual(log, ['undone 0 SUCCESS']);
+  assert.deepEqual(keys(again), ['run1:a:undo']);
+  assert.equal(resumed.error?.compensation, 'COMPLETED');
+});
+
+test('no journal write before a fail step (the outcome is written right after it)', async () => {
+  const s = compileSaga(
+    {
+      id: 'f',
+      path: '/f',
+      source: { file: 'inline', at: [] },
+      steps: [
+        { id: 'start', type: 'start', links: [{ to: 'a' }] },
+        { id: 'a', type: 'event', eventMeta: { handler: 'inv', action: 'Do_a', version: 0 }, links: [{ to: 'no' }] },
+        { id: 'no', type: 'fail', error: { code: 'NOPE', message: 'no', http: 409 } },
+      ] as RawStep[],
+    } as SagaDefinition,
+    5000,
+  );
+  const writes: string[] = [];
+  const result = await runSaga(deps([]), {
+    saga: s,
+    input: {},
+    context: context(),
+    deadline: Date.now() + 5000,
+    runId: 'run1',
+    journal: async (next) => void writes.push(next),
+  });
+  assert.equal(result.error?.code, 'NOPE');
+  assert.deepEqual(writes, []);
+});

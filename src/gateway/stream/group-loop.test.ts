@@ -57,7 +57,7 @@ afterEach(() => {
 });
 
 /** A gateway's stream machinery around a saga service whose runs the test answers one by one. */
-function rig(over: Partial<StreamSettings> = {}) {
+function rig(over: Partial<StreamSettings> = {}, maxResponse = 1 << 20) {
   const runs: Run[] = [];
   const waiters: (() => void)[] = [];
   const settings: StreamSettings = {
@@ -77,7 +77,7 @@ function rig(over: Partial<StreamSettings> = {}) {
   const shared: StreamShared = {
     settings,
     timeoutMs: 30_000,
-    maxResponse: 1 << 20,
+    maxResponse,
     service: {
       run: (_runner, req) =>
         new Promise<SagaResult>((resolve) => {
@@ -196,6 +196,10 @@ test('a new stream without a cursor joins a first poll in flight: one run, every
       ['"x"', '"y"', '{"reason":"complete"}'],
     );
     assert.deepEqual(
+      got.map((e) => e.event),
+      [undefined, undefined, 'end'],
+    );
+    assert.deepEqual(
       got.map((e) => e.at),
       [
         { index: 0, end: false },
@@ -233,9 +237,30 @@ test('a resume inside the first batch does not join another stream’s first pol
     [2, 3, -1],
     'entries 0 and 1 are not sent again',
   );
+  assert.equal(r.metrics.entriesEncoded.value, 4 + 2, 'each entry encoded once per poll');
+  assert.equal(r.metrics.entriesWritten.value, 4 + 2);
   assert.deepEqual(
     events(b.res).map((e) => e.data),
     ['"e2"', '"e3"', '{"reason":"complete"}'],
+  );
+});
+
+test('a new stream does not join a resume’s poll of the first batch either (it would miss the skipped entries)', async () => {
+  const r = rig();
+  const resumed = r.open({ skip: 2 });
+  await r.runsAsked(1);
+  const fresh = r.open();
+  await settle();
+  assert.equal(r.runs.length, 2, 'the new stream polls on its own');
+  for (const run of r.runs) run.answer(batch(['e0', 'e1', 'e2']));
+  await settle();
+  assert.deepEqual(
+    events(fresh.res).map((e) => e.at?.index),
+    [0, 1, 2, -1],
+  );
+  assert.deepEqual(
+    events(resumed.res).map((e) => e.at?.index),
+    [2, -1],
   );
 });
 
@@ -292,21 +317,52 @@ test('continue: the next poll runs with previous = next; a batch over maxEntries
   assert.equal(a.member.isClosed, true);
 });
 
-test('a null or absent next keeps the previous; a next over 4 KB ends the stream with an error', async () => {
+test('an absent or null next keeps the previous; a next of 4 KB is taken, over it ends the stream', async () => {
   const r = rig();
   const a = r.open({ skip: 0, previous: 'p0' });
   await r.runsAsked(1);
-  r.runs[0]!.answer(batch([], { continue: true, next: null, wait: 0 }));
+  r.runs[0]!.answer(batch([], { continue: true, wait: 0 }));
   await r.runsAsked(2);
-  assert.deepEqual(r.runs[1]!.req.input, { q: 1, previous: 'p0' });
-  r.runs[1]!.answer(batch(['z'], { continue: true, next: 'x'.repeat(5000), wait: 0 }));
+  assert.deepEqual(r.runs[1]!.req.input, { q: 1, previous: 'p0' }, 'no next');
+  r.runs[1]!.answer(batch([], { continue: true, next: null, wait: 0 }));
+  await r.runsAsked(3);
+  assert.deepEqual(r.runs[2]!.req.input, { q: 1, previous: 'p0' }, 'next: null');
+  const limit = 'x'.repeat(4094); // 4096 characters as JSON
+  r.runs[2]!.answer(batch([], { continue: true, next: limit, wait: 0 }));
+  await r.runsAsked(4);
+  assert.deepEqual(r.runs[3]!.req.input, { q: 1, previous: limit });
+  r.runs[3]!.answer(batch(['z'], { continue: true, next: limit + 'x', wait: 0 }));
   await settle();
-  assert.equal(r.runs.length, 2);
+  assert.equal(r.runs.length, 4);
   const last = events(a.res).at(-1)!;
   assert.equal(last.event, 'error');
   assert.equal(JSON.parse(last.data!).code, 'STREAM_NEXT_TOO_LARGE');
-  assert.deepEqual(last.at, { previous: 'p0', index: -1, end: true }, 'the end token of the poll it failed on');
+  assert.deepEqual(last.at, { previous: limit, index: -1, end: true }, 'the end token of the poll it failed on');
   assert.equal(a.member.isClosed, true);
+});
+
+test('a run that times out, and a poll over maxResponse, end the stream with event: error', async () => {
+  const r = rig();
+  const a = r.open();
+  await r.runsAsked(1);
+  r.runs[0]!.answer({ outcome: 'TIMEOUT', http: 504, error: { code: 'SAGA_TIMEOUT', message: 'late', http: 504 } });
+  await settle();
+  assert.deepEqual(
+    events(a.res).map((e) => [e.event, JSON.parse(e.data!).code]),
+    [['error', 'SAGA_TIMEOUT']],
+  );
+  const small = rig({}, 100);
+  const b = small.open();
+  await small.runsAsked(1);
+  small.runs[0]!.answer(batch(['y'.repeat(200)]));
+  await settle();
+  const got = events(b.res);
+  assert.deepEqual(
+    got.map((e) => [e.event, JSON.parse(e.data!).code]),
+    [['error', 'RESPONSE_TOO_LARGE']],
+  );
+  assert.equal(b.member.isClosed, true);
+  assert.equal(small.metrics.entriesEncoded.value, 0);
 });
 
 test('a failed run ends every member with event: error', async () => {

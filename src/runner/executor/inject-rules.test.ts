@@ -93,7 +93,10 @@ test('defaults: used when the variable does not resolve; a value that resolves w
 test('unresolved: a variable without default is a 400, an unknown value or secret an error, all INJECT_UNRESOLVED', () => {
   assert.throws(
     () => params({ a: '%%missing%%' }),
-    (e: unknown) => code('INJECT_UNRESOLVED')(e) && (e as { http?: number }).http === 400,
+    (e: unknown) =>
+      code('INJECT_UNRESOLVED')(e) &&
+      (e as { http?: number }).http === 400 &&
+      (e as Error).message === 'variable "missing" did not resolve and has no default',
   );
   assert.throws(() => params({ a: '${{NOPE}}' }), code('INJECT_UNRESOLVED'));
   assert.throws(() => params({ a: '#{{NOPE}}' }), code('INJECT_UNRESOLVED'));
@@ -160,6 +163,8 @@ test('bounds: nesting deeper than 32 and results over 64 KiB are refused; forbid
     2000,
   );
   assert.throws(() => params({ a: '%%$.big%%%%$.big%%' }, {}, src), code('INJECT_UNRESOLVED'));
+  const half = sources({ payload: { parameters: {}, big: 'y'.repeat(32 * 1024) } });
+  assert.equal((params({ a: '%%$.big%%%%$.big%%' }, {}, half).a as string).length, 64 * 1024, '64 KiB is allowed');
   const withProto = JSON.parse('{"__proto__": {"polluted": 1}, "constructor": 1, "fine": "%%qty%%"}') as Record<
     string,
     unknown
