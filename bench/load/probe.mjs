@@ -3,6 +3,7 @@
 // (so that the load generator's event loop never delays a probe), until SIGTERM; then prints
 // one JSON line: { n, p50, p99, max, over } with latencies in ms.
 //   node bench/load/probe.mjs URL [INTERVAL]
+import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 
 const [url, every = '10'] = process.argv.slice(2);

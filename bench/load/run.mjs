@@ -6,11 +6,13 @@
 // (b) /healthz p99 and max, probed from another process every 10 ms, while one anonymous
 //     client sends worst bodies at its full rate quota (200 in 10 s) to the todo example as
 //     `npm start` runs it, then lists everything it stored, page by page, at the same pace.
+import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { freePort, sleep, startService, track } from '../lib/proc.mjs';

@@ -73,16 +73,20 @@ test(
       const plan = nodes(r.rows[0]!['QUERY PLAN'][0].Plan);
       const onTable = plan.filter((n) => n['Relation Name'] === table);
       assert.ok(onTable.length > 0, JSON.stringify(plan));
+      // the page through the journal index; a list page then fetches the data of the rows within
+      // its budget by primary key (states/sql-list.ts), which is an index too
+      const names = JSON.stringify(onTable.map((n) => [n['Node Type'], n['Index Name']]));
       assert.ok(
-        // the rows are found through the journal index; a page's data is then read by primary key
-        // (states/sql-list.ts withPageBudget), one row at a time, never by a scan
-        onTable.some((n) => n['Index Name']?.startsWith(`${table}_ix_`)) &&
-          onTable.every(
-            (n) =>
-              n['Node Type'].includes('Index') &&
-              (n['Index Name']?.startsWith(`${table}_ix_`) || n['Index Name'] === `${table}_pkey`),
-          ),
-        `read through the journal index: ${JSON.stringify(onTable.map((n) => [n['Node Type'], n['Index Name']]))}`,
+        onTable.every(
+          (n) =>
+            n['Node Type'].includes('Index') &&
+            (n['Index Name']?.startsWith(`${table}_ix_`) || n['Index Name'] === `${table}_pkey`),
+        ),
+        `read through the journal index: ${names}`,
+      );
+      assert.ok(
+        onTable.some((n) => n['Index Name']?.startsWith(`${table}_ix_`)),
+        `read through the journal index: ${names}`,
       );
     }
     // and pruning did its work through it: the 1,000 oldest finished runs (ten pages) at most
