@@ -33,15 +33,24 @@ function svg(tag, attrs = {}, text) {
 
 // ------------------------------------------------------------------ APIs and sagas
 
+function authText(auth) {
+  return auth.public ? 'public' : auth.roles.length ? `roles: ${auth.roles.join(', ')}` : 'authenticated';
+}
+
+// Who may call a saga: each API entry's auth for the methods it serves, then the saga's own roles
+// (checked on top of the API's).
+function accessText(saga) {
+  const api = saga.apis.length
+    ? saga.apis.map((a) => `${a.methods.join(' ')}: API ${authText(a.auth)}`).join(' · ')
+    : 'no API (404)';
+  return saga.roles.length ? `${api} · saga roles: ${saga.roles.join(', ')}` : api;
+}
+
 function showApis(apis) {
   const body = $('apis').tBodies[0];
   body.replaceChildren();
   for (const api of apis) {
-    const auth = api.auth.public
-      ? 'public'
-      : api.auth.roles.length
-        ? `roles: ${api.auth.roles.join(', ')}`
-        : 'authenticated';
+    const auth = authText(api.auth);
     const row = el('tr', { 'data-api': api.path });
     const path = el('td', { class: 'id', title: `${api.request}\n${api.stream}` }, api.path);
     row.append(
@@ -63,6 +72,7 @@ function showSagas(sagas) {
       el('div', {}, saga.id),
       el('div', { class: 'path' }, `${saga.methods.join(' ')} ${saga.path}`),
       el('div', { class: 'runner' }, `runner ${saga.runner}`),
+      el('div', { class: 'access' }, accessText(saga)),
     );
     item.addEventListener('click', () => selectSaga(saga));
     list.append(item);
@@ -75,7 +85,8 @@ function selectSaga(saga) {
     li.classList.toggle('selected', li.dataset.saga === saga.id && li.dataset.runner === saga.runner);
   }
   $('saga-title').textContent = `${saga.id}  (runner ${saga.runner})`;
-  $('saga-urls').textContent = `${saga.methods.join(' ')}  ${saga.request}   ·   ${saga.stream}`;
+  $('saga-urls').textContent =
+    `${saga.methods.join(' ')}  ${saga.request}   ·   ${saga.stream}   ·   ${accessText(saga)}`;
   $('try-path').value = saga.path.replace(/:([A-Za-z0-9_]+)/g, '1');
   $('try-method').value = saga.methods[0] ?? 'GET';
   drawGraph(saga);

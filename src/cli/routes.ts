@@ -1,4 +1,5 @@
-import type { ApiSettings, Settings } from '../config/settings.js';
+import type { ApiSettings, SagaDefinition, Settings } from '../config/settings.js';
+import { FORM_PREFIX } from '../gateway/context.js';
 import { formatIssue, SagawayError } from '../core/errors.js';
 import { routeReport, type RouteReport } from '../gateway/apis/route-check.js';
 import { noPositionals, type CliOptions } from './args.js';
@@ -6,7 +7,8 @@ import { configPath, loadChecked } from './load.js';
 
 /**
  * `sagaway routes [--config FILE]`: the resolved API -> runner -> saga table, with each API's
- * auth and methods, then the sagas that no API reaches. Warnings go to stderr.
+ * auth and methods, each saga's own roles (checked on top of the API's) and the URLs a client
+ * calls, then the sagas that no API reaches. Warnings go to stderr.
  */
 export async function routesCommand(options: CliOptions, positionals: string[]): Promise<number> {
   noPositionals('routes', positionals);
@@ -25,22 +27,43 @@ function authOf(api: ApiSettings, closed: boolean): string {
   return api.roles.length > 0 ? `roles ${api.roles.join('|')}` : 'authenticated';
 }
 
-/** The table as text: columns padded, one row per saga. */
+/** A saga's own roles, checked on top of its API entry's auth. */
+function sagaRoles(saga: SagaDefinition): string {
+  return saga.roles && saga.roles.length > 0 ? saga.roles.join('|') : '-';
+}
+
+/** The URLs a client calls for a saga: both forms (DESIGN §1). */
+function urlsOf(saga: SagaDefinition): string {
+  const path = saga.path === '/' ? '' : saga.path;
+  return `${FORM_PREFIX.request}${path} ${FORM_PREFIX.stream}${path}`;
+}
+
+/** The table as text: columns padded, one row per saga and API entry that serves it. */
 export function formatRoutes(settings: Settings, report: RouteReport): string {
-  const rows: string[][] = [['API', 'METHODS', 'AUTH', 'RUNNER', 'SAGA', 'SAGA PATH', 'SAGA METHODS']];
+  const rows: string[][] = [
+    ['API', 'METHODS', 'AUTH', 'RUNNER', 'SAGA', 'SAGA PATH', 'SAGA METHODS', 'SAGA ROLES', 'URLS'],
+  ];
   settings.gateway.apis.forEach((api, i) => {
     const methods = api.methods ? api.methods.join(',') : 'any';
     const auth = authOf(api, report.closedApis.includes(i));
-    const sagas = report.sagas.filter((s) => s.api === i);
-    if (sagas.length === 0) rows.push([api.path, methods, auth, api.runner, '(no saga)', '', '']);
-    for (const s of sagas) {
-      const sagaMethods = (s.saga.methods ?? ['GET']).join(',') + (s.problem ? ' (not allowed by the API)' : '');
-      rows.push([api.path, methods, auth, api.runner, s.saga.id, s.saga.path, sagaMethods]);
+    const served = report.sagas.flatMap((s) => {
+      const via = s.via.find((v) => v.api === i);
+      if (via) return [{ s, methods: via.methods.join(',') }];
+      // A saga whose API entry allows none of its methods: listed under that entry, flagged.
+      if (s.api === i && s.problem)
+        return [{ s, methods: `${(s.saga.methods ?? ['GET']).join(',')} (not allowed by the API)` }];
+      return [];
+    });
+    if (served.length === 0) rows.push([api.path, methods, auth, api.runner, '(no saga)', '', '', '', '']);
+    for (const { s, methods: sagaMethods } of served) {
+      const urls = s.problem ? '' : urlsOf(s.saga);
+      rows.push([api.path, methods, auth, api.runner, s.saga.id, s.saga.path, sagaMethods, sagaRoles(s.saga), urls]);
     }
   });
   for (const s of report.sagas) {
     if (s.api !== undefined) continue;
-    rows.push(['(none: 404)', '', '', s.runner, s.saga.id, s.saga.path, (s.saga.methods ?? ['GET']).join(',')]);
+    const methods = (s.saga.methods ?? ['GET']).join(',');
+    rows.push(['(none: 404)', '', '', s.runner, s.saga.id, s.saga.path, methods, sagaRoles(s.saga), '']);
   }
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   return rows

@@ -55,7 +55,7 @@ export async function runCommand(options: CliOptions, positionals: string[]): Pr
     // Events on nats streams need the broker: give it a moment (they answer 503 without it).
     if (!(await host.systemsConnected(5000))) log.warn('NATS not reachable; events on nats streams will fail');
     const path = decodePath(url.pathname);
-    const runner = pickRunner(host, settings.gateway.apis, path);
+    const runner = pickRunner(host, settings.gateway.apis, path, method);
     if (!runner) throw new SagawayError('NOT_FOUND', `no runner serves ${path}`);
     const result = await host.run(runner, {
       method,
@@ -128,8 +128,16 @@ function queryObject(params: URLSearchParams): Record<string, unknown> {
 }
 
 /** The runner for a path: the gateway's API mapping, else the one runner whose sagas serve it. */
-function pickRunner(host: Host, apis: ConstructorParameters<typeof ApiMap>[0], path: string): string | undefined {
-  const api = new ApiMap(apis).match(path.split('/').filter((s) => s !== ''));
+function pickRunner(
+  host: Host,
+  apis: ConstructorParameters<typeof ApiMap>[0],
+  path: string,
+  method: string,
+): string | undefined {
+  const api = new ApiMap(apis).match(
+    path.split('/').filter((s) => s !== ''),
+    method,
+  );
   if (api) return api.settings.runner;
   for (const [name, runner] of host.runners) if (runner.serves(path)) return name;
   return undefined;

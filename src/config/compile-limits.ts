@@ -17,13 +17,16 @@ const ms = (v: unknown, fallback: number) => parseDuration(v) ?? fallback;
 export function compileLimits(raw: RawGateway['limits']): LimitSettings {
   const l = raw ?? {};
   const timeoutMs = ms(l.timeout, 10_000);
+  const bodyTimeoutMs = ms(l.bodyTimeout, 30_000);
   const rate = l.rate === false ? undefined : (l.rate ?? {});
   return {
     bodyLimit: parseSize(l.bodyLimit) ?? 1024 * 1024,
     timeoutMs,
     maxResponse: Math.max(1, parseSize(l.maxResponse) ?? 8 * 1024 * 1024),
-    headerTimeoutMs: ms(l.headerTimeout, 10_000),
-    bodyTimeoutMs: ms(l.bodyTimeout, 30_000),
+    // bodyTimeout counts the headers too: an unset headerTimeout follows a shorter bodyTimeout
+    // rather than making the user's own setting invalid (issue 19, item 6).
+    headerTimeoutMs: ms(l.headerTimeout, Math.min(10_000, bodyTimeoutMs)),
+    bodyTimeoutMs,
     // A one-shot request is silent while its saga runs: the idle cut must come after the deadline.
     idleTimeoutMs: ms(l.idleTimeout, Math.max(60_000, timeoutMs + 10_000)),
     maxConnections: l.maxConnections ?? 16_384,

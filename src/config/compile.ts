@@ -9,6 +9,7 @@ import { parseDuration, parseSize } from '../core/units.js';
 import { checkSaga, eventMetasOf, planSaga, type CompiledSaga } from '../saga/graph.js';
 import { compileApiRate, compileLimits, limitIssues } from './compile-limits.js';
 import { isLayerField } from './layer-fields.js';
+import { apiOverlaps } from './api-overlap.js';
 import type { RawConfig, RawEventMeta, RawRunner, RawState, RawSystem } from './schema.js';
 import {
   DEFAULT_CONSOLE,
@@ -83,6 +84,10 @@ export function compileSettings(
   gateway.apis.forEach((api, i) => {
     if (!runners[api.runner]) report(file, at('gateway', 'apis', i, 'runner'), `unknown runner "${api.runner}"`);
   });
+  for (const [i, message] of apiOverlaps(gateway.apis)) {
+    const api = gateway.apis[i]!;
+    report(file, at('gateway', 'apis', i, ...(api.methods ? ['methods'] : ['path'])), message);
+  }
   const keyState = gateway.idempotency?.state;
   if (keyState !== undefined && !states[keyState]) {
     report(file, at('gateway', 'idempotency', 'state'), `unknown state "${keyState}"`);

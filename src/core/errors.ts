@@ -78,6 +78,7 @@ export const ERROR_CODES = {
 
   // Configuration (never reaches an HTTP client: the process refuses to start)
   CONFIG_INVALID: { http: 500, title: 'Configuration Invalid', retryable: false },
+  API_METHODS_OVERLAP: { http: 500, title: 'API Methods Overlap', retryable: false },
 } as const satisfies Record<string, { http: number; title: string; retryable: boolean }>;
 
 /** A code declared in ERROR_CODES. User handlers may also use codes of their own. */

@@ -64,7 +64,7 @@ export function admitter(ctx: GatewayContext, form: Form, onUnauthorized?: OnUna
   // Callback style: most requests (public APIs, API keys) are decided without a promise.
   return function admit(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
     const sagaPath = parseSagaPath(request.url, prefix, form === 'request');
-    const api = sagaPath && ctx.apis.match(sagaPath.segments);
+    const api = sagaPath && ctx.apis.match(sagaPath.segments, request.method);
     if (!sagaPath || !api) {
       sendProblem(reply, problemFor('NOT_FOUND', request.id, ctx.apis.notFoundDetail(sagaPath?.segments)));
       return;

@@ -293,6 +293,9 @@ export class NatsSystem implements System {
           payload: event.payload,
           context: event.context,
           params: event.params,
+          // the sending run's lineage (core/lineage.ts): an onFail run's descendants start no
+          // onFail in the executing process either, and the request's run count goes along
+          lineage: event.lineage,
           deadline: event.deadline,
           v: WIRE_VERSION,
           reply: route.route,

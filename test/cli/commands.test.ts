@@ -114,10 +114,41 @@ describe('sagaway routes', () => {
       .trim()
       .split('\n')
       .map((l) => l.split(/\s{2,}/));
-    assert.deepEqual(rows[0], ['API', 'METHODS', 'AUTH', 'RUNNER', 'SAGA', 'SAGA PATH', 'SAGA METHODS']);
-    assert.deepEqual(rows[1], ['/me', 'GET,POST', 'public', 'app', 'me', '/me', 'GET,POST']);
-    assert.deepEqual(rows[2], ['/broken', 'any', 'public', 'app', 'broken', '/broken', 'GET']);
-    assert.deepEqual(rows[3], ['(none: 404)', 'app', 'hidden', '/hidden', 'GET']);
+    assert.deepEqual(rows[0], [
+      'API',
+      'METHODS',
+      'AUTH',
+      'RUNNER',
+      'SAGA',
+      'SAGA PATH',
+      'SAGA METHODS',
+      'SAGA ROLES',
+      'URLS',
+    ]);
+    // the URLs a client calls, both forms (issue 19, item 6), and the saga's own roles (item 5)
+    assert.deepEqual(rows[1], [
+      '/me',
+      'GET,POST',
+      'public',
+      'app',
+      'me',
+      '/me',
+      'GET,POST',
+      '-',
+      '/api/request/me /api/stream/me',
+    ]);
+    assert.deepEqual(rows[2], [
+      '/broken',
+      'any',
+      'public',
+      'app',
+      'broken',
+      '/broken',
+      'GET',
+      '-',
+      '/api/request/broken /api/stream/broken',
+    ]);
+    assert.deepEqual(rows[3], ['(none: 404)', 'app', 'hidden', '/hidden', 'GET', '-']);
     assert.match(r.stderr, /saga "hidden" .*not served by the gateway.*\(warning\)/);
   });
 });

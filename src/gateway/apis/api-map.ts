@@ -4,6 +4,11 @@ import type { ApiSettings } from '../../config/settings.js';
  * The API mapping of DESIGN §3: a path prefix (matched by whole segments) selects a runner; the
  * longest matching prefix wins and `/` maps everything. Compiled once into a Map keyed by the
  * normalised prefix, so a lookup is at most one Map probe per path segment.
+ *
+ * Several entries may share a prefix when their `methods` are disjoint (issue 19, item 5: GET
+ * public, POST with roles): the request's method picks the entry, and with it the auth. Entries
+ * whose methods overlap are refused at load (config/compile.ts, API_METHODS_OVERLAP), so the
+ * first-entry-wins rule below is never what decides between two entries of a valid file.
  */
 
 /** A compiled API entry. */
@@ -13,7 +18,7 @@ export interface CompiledApi {
   readonly prefix: string;
   /** allowed methods (HEAD implied by GET); undefined = any */
   readonly methods?: ReadonlySet<string>;
-  /** value of the `Allow` header of a 405 */
+  /** value of the `Allow` header of a 405: the methods of every entry on this prefix */
   readonly allow: string;
 }
 
@@ -35,7 +40,8 @@ export const UNMAPPED_SAGA_DETAIL =
 
 /** Compiled API mapping. */
 export class ApiMap {
-  private readonly byPrefix = new Map<string, CompiledApi>();
+  /** the entries of each prefix, in the order written (disjoint methods in a valid file) */
+  private readonly byPrefix = new Map<string, CompiledApi[]>();
   /** segments of the saga paths that no API entry covers (`:param` matches any segment) */
   private readonly unmapped: readonly (readonly string[])[];
 
@@ -45,32 +51,53 @@ export class ApiMap {
    */
   constructor(apis: readonly ApiSettings[], unmapped: readonly string[] = []) {
     this.unmapped = unmapped.map((p) => p.split('/').filter((s) => s !== ''));
+    const grouped = new Map<string, ApiSettings[]>();
     for (const api of apis) {
       const prefix = normalise(api.path);
-      // The first entry for a prefix wins, as a config reader would expect.
-      if (this.byPrefix.has(prefix)) continue;
-      let methods: Set<string> | undefined;
-      if (api.methods !== undefined) {
-        methods = new Set(api.methods.map((m) => m.toUpperCase()));
+      const group = grouped.get(prefix);
+      if (group) group.push(api);
+      else grouped.set(prefix, [api]);
+    }
+    for (const [prefix, group] of grouped) {
+      const union = new Set<string>();
+      const compiled = group.map((api) => {
+        if (api.methods === undefined) return { api, methods: undefined };
+        const methods = new Set(api.methods.map((m) => m.toUpperCase()));
         if (methods.has('GET')) methods.add('HEAD');
-      }
-      const allow = methods ? [...methods].join(', ') : ROUTED_METHODS.filter((m) => m !== 'OPTIONS').join(', ');
-      this.byPrefix.set(prefix, methods ? { settings: api, prefix, methods, allow } : { settings: api, prefix, allow });
+        for (const m of methods) union.add(m);
+        return { api, methods };
+      });
+      const any = compiled.some((c) => c.methods === undefined);
+      const allow = any ? ROUTED_METHODS.filter((m) => m !== 'OPTIONS').join(', ') : [...union].join(', ');
+      this.byPrefix.set(
+        prefix,
+        compiled.map(({ api, methods }) =>
+          methods ? { settings: api, prefix, methods, allow } : { settings: api, prefix, allow },
+        ),
+      );
     }
   }
 
-  /** The API serving `segments` (the saga path split), or undefined. */
-  match(segments: readonly string[]): CompiledApi | undefined {
+  /**
+   * The API serving `segments` (the saga path split) for `method`, or undefined. The longest
+   * configured prefix wins; among its entries, the one that allows the method (else its first
+   * one, which does not: the caller answers 405 with the prefix's `allow`).
+   */
+  match(segments: readonly string[], method?: string): CompiledApi | undefined {
     if (this.byPrefix.size === 0) return undefined;
     // Prefixes from the shortest up; the longest one that is configured wins.
     let prefix = '';
     let found = this.byPrefix.get('/');
     for (const seg of segments) {
       prefix += '/' + seg;
-      const api = this.byPrefix.get(prefix);
-      if (api) found = api;
+      const group = this.byPrefix.get(prefix);
+      if (group) found = group;
     }
-    return found;
+    if (found === undefined) return undefined;
+    if (method !== undefined && found.length > 1) {
+      for (const api of found) if (ApiMap.allows(api, method)) return api;
+    }
+    return found[0];
   }
 
   /** The 404 detail for `segments`, which matched no API: says so when a saga has that path. */

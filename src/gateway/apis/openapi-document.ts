@@ -165,19 +165,20 @@ export function openApiDocument(settings: Settings): Json {
   // `?? {}`: embedding programs and tests may hand over settings with a gateway block only
   for (const route of routeReport({ ...settings, runners: settings.runners ?? {} }).sagas) {
     if (route.api === undefined || route.problem !== undefined) continue;
-    const api = gateway.apis[route.api]!;
-    const compiled = apiMap.match(route.saga.path.split('/').filter((s) => s !== ''))!;
+    const segments = route.saga.path.split('/').filter((s) => s !== '');
     const own = template(route.saga.path);
     const shape = own.params.reduce((p, name) => p.replace(`{${name}}`, '{}'), own.path);
     if (!templates.has(shape)) templates.set(shape, own);
     const { path, params } = templates.get(shape)!;
-    const methods = (route.saga.methods ?? ['GET']).filter(
-      (m) => (DOCUMENTED as readonly string[]).includes(m) && ApiMap.allows(compiled, m),
-    );
-    for (const form of ['request', 'stream'] as const) {
-      const item = (paths[FORM_PREFIX[form] + (path === '/' ? '' : path)] ??= {});
-      for (const m of methods)
-        item[m.toLowerCase()] = operation(form, m, route.runner, api, route.saga, params, schemes);
+    // Each method is documented with the entry that serves it (entries on one path may differ in auth).
+    for (const m of route.saga.methods ?? ['GET']) {
+      if (!(DOCUMENTED as readonly string[]).includes(m)) continue;
+      const compiled = apiMap.match(segments, m);
+      if (!compiled || !ApiMap.allows(compiled, m) || compiled.settings.runner !== route.runner) continue;
+      for (const form of ['request', 'stream'] as const) {
+        const item = (paths[FORM_PREFIX[form] + (path === '/' ? '' : path)] ??= {});
+        item[m.toLowerCase()] = operation(form, m, route.runner, compiled.settings, route.saga, params, schemes);
+      }
     }
   }
   const body: Json = {

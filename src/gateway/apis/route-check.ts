@@ -13,8 +13,13 @@ import { ApiMap } from './api-map.js';
 export interface SagaRoute {
   runner: string;
   saga: SagaDefinition;
-  /** index into gateway.apis of the entry that maps the saga's path to its runner */
+  /** index into gateway.apis of the (first) entry that maps the saga's path to its runner */
   api?: number;
+  /**
+   * every entry through which the gateway reaches the saga, with the saga's methods it serves
+   * (entries on one path with disjoint methods: each method has its own entry, and its own auth)
+   */
+  via: { api: number; methods: string[] }[];
   /** why the gateway cannot reach it, when `api` is absent or its methods exclude the saga's */
   problem?: string;
   /** what to change so that it can */
@@ -45,6 +50,9 @@ function suggestedPrefix(path: string): string {
   return first === undefined || first.startsWith(':') ? '/' : `/${first}`;
 }
 
+/** Methods that change something: a public entry is never to be widened to them by advice. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /** Work out the route table of a configuration. */
 export function routeReport(settings: Settings): RouteReport {
   const apis = settings.gateway.apis;
@@ -56,43 +64,75 @@ export function routeReport(settings: Settings): RouteReport {
     // that no API entry covers it is what its author wants.
     const internal = new Set(r.sagas.map((s) => s.onFail?.saga));
     for (const saga of r.sagas) {
-      const api = map.match(segmentsOf(saga.path));
+      const segments = segmentsOf(saga.path);
+      const api = map.match(segments);
       const add = `add { path: ${suggestedPrefix(saga.path)}, runner: ${runner} } to gateway.apis`;
       if (!api && internal.has(saga.id)) {
-        sagas.push({ runner, saga });
+        sagas.push({ runner, saga, via: [] });
         continue;
       }
       if (!api) {
-        sagas.push({ runner, saga, problem: 'no gateway.apis entry covers its path', fix: add });
+        sagas.push({ runner, saga, via: [], problem: 'no gateway.apis entry covers its path', fix: add });
         continue;
       }
-      const i = index.get(api.settings) as number;
-      if (api.settings.runner !== runner) {
+      // Each of the saga's methods is served by the entry that allows it (api-map.ts).
+      const methods = saga.methods ?? ['GET'];
+      const via: SagaRoute['via'] = [];
+      for (const m of methods) {
+        const entry = map.match(segments, m);
+        if (!entry || !ApiMap.allows(entry, m) || entry.settings.runner !== runner) continue;
+        const i = index.get(entry.settings) as number;
+        const known = via.find((v) => v.api === i);
+        if (known) known.methods.push(m);
+        else via.push({ api: i, methods: [m] });
+      }
+      if (via.length > 0) {
+        sagas.push({ runner, saga, api: via[0]!.api, via });
+        continue;
+      }
+      if (api.settings.runner !== runner && methods.every((m) => map.match(segments, m)?.settings.runner !== runner)) {
         sagas.push({
           runner,
           saga,
+          via,
           problem: `its path falls under API ${api.prefix}, which maps to runner "${api.settings.runner}"`,
           fix: add,
         });
         continue;
       }
-      const methods = saga.methods ?? ['GET'];
-      if (!methods.some((m) => ApiMap.allows(api, m))) {
-        sagas.push({
-          runner,
-          saga,
-          api: i,
-          problem: `API ${api.prefix} allows none of its methods (${methods.join(', ')})`,
-          fix: `add them to gateway.apis[${i}].methods`,
-        });
-        continue;
-      }
-      sagas.push({ runner, saga, api: i });
+      const i = index.get(api.settings) as number;
+      sagas.push({
+        runner,
+        saga,
+        api: i,
+        via,
+        problem: `API ${api.prefix} allows none of its methods (${methods.join(', ')})`,
+        fix: methodsFix(apis, api.prefix, runner, methods, i),
+      });
     }
   }
   const open = authConfigured(settings);
   const closedApis = open ? [] : apis.flatMap((a, i) => (a.public ? [] : [i]));
   return { sagas, closedApis };
+}
+
+/**
+ * What to do when an API entry allows none of a saga's methods. Widening a public entry to a
+ * method that writes would make the write public (issue 19, item 5): then the advice is an entry
+ * of their own, with its own auth.
+ */
+function methodsFix(
+  apis: readonly ApiSettings[],
+  prefix: string,
+  runner: string,
+  methods: string[],
+  i: number,
+): string {
+  const writes = methods.filter((m) => !SAFE_METHODS.has(m));
+  const publicEntry = apis.some((a) => a.public && segmentsOf(a.path).join('/') === segmentsOf(prefix).join('/'));
+  const own = `add an entry of their own to gateway.apis, { path: ${prefix}, runner: ${runner}, methods: [${methods.join(', ')}] } with its roles (entries on one path with disjoint methods each have their own auth)`;
+  if (publicEntry && writes.length > 0) return own;
+  return `add them to gateway.apis[${i}].methods, or ${own}`;
 }
 
 /** A warning located at a path of the configuration file. */

@@ -3,6 +3,7 @@ import type { RawEventMeta } from '../../config/schema.js';
 import { effectiveSettingsFor } from '../../runner/executor/effective-settings.js';
 import type { CompiledSaga, CompiledStep } from '../../saga/graph.js';
 import { FORM_PREFIX } from '../context.js';
+import { routeReport } from '../apis/route-check.js';
 import { layoutSaga, type SagaGraph } from './layout.js';
 import { masked } from './mask.js';
 import { compileMasker, type Masker } from '../../core/sensitive.js';
@@ -28,7 +29,10 @@ export interface ConsoleSaga {
   id: string;
   path: string;
   methods: readonly string[];
+  /** the saga's own roles, checked on top of its API entry's auth */
   roles: readonly string[];
+  /** the API entries that serve it, with the saga's methods each serves and that entry's auth */
+  apis: { path: string; methods: readonly string[]; auth: ConsoleApi['auth'] }[];
   timeoutMs: number;
   autoFail: boolean;
   request: string;
@@ -47,11 +51,20 @@ export interface ConsoleModel {
 
 /** Build the model of a configuration. */
 export function buildModel(settings: Settings): ConsoleModel {
+  const authOf = (a: Settings['gateway']['apis'][number]): ConsoleApi['auth'] =>
+    a.public ? { public: true } : { public: false, roles: a.roles };
+  // `?? {}`: embedding programs and tests may hand over settings with a gateway block only
+  const routes = routeReport({ ...settings, runners: settings.runners ?? {} }).sagas;
+  const servedBy = (runner: string, id: string): ConsoleSaga['apis'] =>
+    (routes.find((r) => r.runner === runner && r.saga.id === id)?.via ?? []).map((v) => {
+      const a = settings.gateway.apis[v.api]!;
+      return { path: a.path, methods: v.methods, auth: authOf(a) };
+    });
   const apis = settings.gateway.apis.map((a): ConsoleApi => ({
     path: a.path,
     runner: a.runner,
     methods: a.methods ?? null,
-    auth: a.public ? { public: true } : { public: false, roles: a.roles },
+    auth: authOf(a),
     request: FORM_PREFIX.request + (a.path === '/' ? '' : a.path),
     stream: FORM_PREFIX.stream + (a.path === '/' ? '' : a.path),
   }));
@@ -62,6 +75,7 @@ export function buildModel(settings: Settings): ConsoleModel {
       path: saga.path,
       methods: saga.methods,
       roles: saga.roles,
+      apis: servedBy(runner.name, saga.id),
       timeoutMs: saga.timeoutMs,
       autoFail: saga.autoFail,
       request: FORM_PREFIX.request + saga.path,

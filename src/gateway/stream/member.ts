@@ -15,7 +15,10 @@ import { formatComment, formatEvent } from './writer.js';
  * polling is done by the poll group it belongs to (group.ts), alone or shared with other
  * streams. Invariants kept here:
  * - no more than `maxBuffered` bytes queued by `send`; a socket that stays full for
- *   `stallTimeout` is closed (the client resumes with its cursor, losing nothing);
+ *   `stallTimeout` is closed (the client resumes with its cursor, losing nothing). The clock
+ *   starts when a write leaves the socket full, not when the next poll wants to write: a saga
+ *   that waits long between polls must not keep a stalled socket open for its wait (issue 19,
+ *   item 6). The heartbeat checks it, so the cut comes within `stallTimeout` + one `heartbeat`;
  * - no ping into a full socket;
  * - `stop()` (which the socket's close calls) clears every timer of the member and leaves the
  *   group, which stops its own loop when it has no member left.
@@ -61,6 +64,8 @@ export class StreamMember {
   private closed = false;
   private heartbeat: NodeJS.Timeout;
   private stall?: NodeJS.Timeout;
+  /** when a write left the socket full (epoch ms); undefined while it takes data */
+  private fullSince: number | undefined;
   private wake?: () => void;
   /** the poll group serving this stream */
   group?: MemberHolder;
@@ -100,7 +105,7 @@ export class StreamMember {
     registry.release(this.spec.client, this);
     metrics.activeStreams--;
     this.group?.leave(this);
-    if (!this.res.writableEnded) this.res.end();
+    if (!this.res.writableEnded && !this.res.destroyed) this.res.end();
   };
 
   /**
@@ -133,6 +138,10 @@ export class StreamMember {
     if (this.closed || bytes === 0) return;
     const { metrics } = this.shared;
     this.res.write(chunk);
+    if (this.fullSince === undefined && this.res.writableNeedDrain) {
+      this.fullSince = Date.now();
+      this.res.once('drain', this.emptied);
+    }
     this.heartbeat.refresh();
     metrics.bytes.inc(bytes);
     metrics.events.inc(events);
@@ -153,15 +162,30 @@ export class StreamMember {
     this.write(text, 1, Buffer.byteLength(text));
   }
 
+  private readonly emptied = (): void => {
+    this.fullSince = undefined;
+  };
+
   private readonly ping = (): void => {
     if (this.closed) return;
-    // A full socket gets no ping: it would only grow the buffer; the stall timer handles it.
+    // A full socket gets no ping: it would only grow the buffer. One full for `stallTimeout`
+    // is closed here, whether or not a poll is waiting for it to drain.
     if (!this.res.writableNeedDrain) {
       const text = formatComment('ping');
       this.write(text, 0, text.length);
+    } else if (this.fullSince !== undefined && Date.now() - this.fullSince >= this.shared.settings.stallTimeoutMs) {
+      this.closeStalled();
+      return;
     }
     this.heartbeat.refresh();
   };
+
+  private closeStalled(): void {
+    this.shared.log.info({ requestId: this.spec.requestId }, 'stream stalled; closing');
+    this.res.destroy();
+    // destroy() emits 'close' on a later tick; the member is over now.
+    this.stop();
+  }
 
   /** Resolves true once the socket has drained, false when it closed or stalled for `stallTimeout` (then it is closed). */
   drained(): Promise<boolean> {
@@ -182,11 +206,15 @@ export class StreamMember {
       const onDrain = (): void => done(true);
       this.wake = () => done(false);
       this.res.on('drain', onDrain);
-      this.stall = setTimeout(() => {
-        this.shared.log.info({ requestId: this.spec.requestId }, 'stream stalled; closing');
-        done(false);
-        this.res.destroy();
-      }, settings.stallTimeoutMs);
+      // Counted from when the socket filled up, which may be long before this wait began.
+      const full = Date.now() - (this.fullSince ?? Date.now());
+      this.stall = setTimeout(
+        () => {
+          done(false);
+          this.closeStalled();
+        },
+        Math.max(0, settings.stallTimeoutMs - full),
+      );
       metrics.streamTimers++;
     });
   }

@@ -49,9 +49,10 @@ export function shareAllUserReads(settings: Settings): RouteWarning[] {
   const apis = settings.gateway.apis;
   const out: RouteWarning[] = [];
   for (const route of routeReport(settings).sagas) {
-    if (route.api === undefined) continue;
-    const api = apis[route.api]!;
-    if ((api.stream?.share ?? settings.gateway.stream.share) !== 'all') continue;
+    const api = route.via
+      .map((v) => apis[v.api]!)
+      .find((a) => (a.stream?.share ?? settings.gateway.stream.share) === 'all');
+    if (!api) continue;
     const runner = settings.runners[route.runner];
     const read = runner && sagaUserRead(route.saga, runner);
     if (!read) continue;

@@ -71,16 +71,26 @@ export function isModuleEntry(entry: string): boolean {
   return isAbsolute(entry) || entry.startsWith('.') || /\.(?:m?js|cjs|ts)$/.test(entry);
 }
 
+/**
+ * Why a module did not load, in words a user can act on. A package the module imports that is
+ * not installed (typically `sagaway` itself, in a project just created or cloned) gets the
+ * remedy, not only Node's "Cannot find package" (issue 19, item 6).
+ */
+function loadFailure(e: unknown): string {
+  const err = e as { code?: unknown; message?: unknown };
+  const first = String(err?.message ?? e).split('\n')[0]!;
+  const pkg = err?.code === 'ERR_MODULE_NOT_FOUND' ? /Cannot find package '([^']{1,214})'/.exec(first)?.[1] : undefined;
+  if (pkg === undefined) return first;
+  return `it imports the package "${pkg}", which is not installed: run \`npm install\` in the project's folder (the one with its package.json)${pkg === 'sagaway' ? ', which has sagaway as a dependency' : ''}`;
+}
+
 /** Import a user handler module: its default export is a handler object, or a factory taking the env. */
 export async function importHandlerModule(file: string, env: HandlerEnv): Promise<HandlerDefinition> {
   let mod: { default?: unknown };
   try {
     mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
   } catch (e) {
-    throw new SagawayError(
-      'CONFIG_INVALID',
-      `cannot load handler module ${file}: ${(e as Error).message.split('\n')[0]}`,
-    );
+    throw new SagawayError('CONFIG_INVALID', `cannot load handler module ${file}: ${loadFailure(e)}`);
   }
   const exported = mod.default;
   const def = typeof exported === 'function' ? (exported as HandlerFactory)(env) : exported;

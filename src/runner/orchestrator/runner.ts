@@ -436,7 +436,10 @@ export class Runner {
             : undefined;
         const saga = byId ?? (m?.kind === 'found' ? m.saga : undefined);
         if (saga) {
-          const denied = protect(this.apis, target.path ?? saga.path, caller.user) ?? authorize(saga, caller.user);
+          // By path: the method it was looked up with; by id: every method of the saga.
+          const methods = m?.kind === 'found' ? [target.method ?? caller.request.method] : saga.methods;
+          const denied =
+            protect(this.apis, target.path ?? saga.path, methods, caller.user) ?? authorize(saga, caller.user);
           if (denied) return denied;
           const full = m?.kind === 'found' ? { ...input, ...m.params } : input;
           // The nested run is one more run of the request (its budget), keeps the request's
@@ -467,11 +470,33 @@ function authorize(saga: CompiledSaga, user: Principal | null): SagaResult | und
  * must not skip what reaching it directly would require (the gateway's rule: a public entry needs
  * nothing, another needs a credential and, when it lists roles, one of them). A path no API entry
  * covers is only reachable through sagas (internal composition) and has no API protection.
+ * Entries on one path with disjoint methods (issue 19, item 5): the entries that serve `methods`
+ * all apply (none of them: every entry of the path, the strictest reading).
  */
-function protect(apis: readonly ApiSettings[], path: string, user: Principal | null): SagaResult | undefined {
-  const api = apis.find((a) => a.path === '/' || path === a.path || path.startsWith(a.path + '/'));
-  if (!api || api.public) return undefined;
-  return refusal(!user || user.anonymous ? 'UNAUTHORIZED' : roleRefusal(api.roles, user));
+function protect(
+  apis: readonly ApiSettings[],
+  path: string,
+  methods: readonly string[],
+  user: Principal | null,
+): SagaResult | undefined {
+  const covers = (a: ApiSettings) => a.path === '/' || path === a.path || path.startsWith(a.path + '/');
+  const first = apis.find(covers);
+  if (!first) return undefined;
+  const group = apis.filter((a) => a.path === first.path);
+  const serving = group.filter((a) => methods.some((m) => allowsMethod(a, m)));
+  for (const api of serving.length > 0 ? serving : group) {
+    if (api.public) continue;
+    const denied = refusal(!user || user.anonymous ? 'UNAUTHORIZED' : roleRefusal(api.roles, user));
+    if (denied) return denied;
+  }
+  return undefined;
+}
+
+/** Whether an API entry serves `method` (no `methods` = any; HEAD goes with GET). */
+function allowsMethod(api: ApiSettings, method: string): boolean {
+  if (api.methods === undefined) return true;
+  const m = method.toUpperCase();
+  return api.methods.some((x) => x.toUpperCase() === m || (m === 'HEAD' && x.toUpperCase() === 'GET'));
 }
 
 function refusal(code: 'UNAUTHORIZED' | 'FORBIDDEN' | undefined): SagaResult | undefined {
