@@ -8,7 +8,13 @@ const CLI = join('dist', 'src', 'cli', 'main.js');
 const sagaway = (...args: string[]) =>
   spawnSync(process.execPath, [CLI, ...args], {
     encoding: 'utf8',
-    env: { ...process.env, SAGAWAY_TEST_UNSET_URL: undefined } as NodeJS.ProcessEnv,
+    // examples/distributed reads its NATS credentials from the environment, as its README sets them
+    env: {
+      ...process.env,
+      SAGAWAY_TEST_UNSET_URL: undefined,
+      NATS_USER: 'gateway',
+      NATS_PASS: 'gateway-password',
+    } as NodeJS.ProcessEnv,
   });
 
 describe('sagaway validate', () => {

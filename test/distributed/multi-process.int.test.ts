@@ -311,7 +311,11 @@ describe(
         assert.ok(r.ms < TIMEOUT_MS / 4, `answered in ${r.ms} ms, not at the request timeout`);
       } finally {
         // Another runner for the tests that may come after this one (no test depends on the order).
-        await cluster.runner('api', undefined, { SAGAWAY_TEST_LOG: logFile, SAGAWAY_TEST_TAG: 'api' });
+        await cluster.runner('api', undefined, {
+          ...nats.env('runner'),
+          SAGAWAY_TEST_LOG: logFile,
+          SAGAWAY_TEST_TAG: 'api',
+        });
         await waitUntil(
           async () => (await call(port, '/api/request/infer', { headers: alice })).status === 200,
           10_000,

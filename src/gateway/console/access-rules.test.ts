@@ -145,11 +145,11 @@ test('no roles: the loopback rule, and everyone else the plain 404 of an unknown
   assert.equal((refused as Sent).body?.['requestId'], 'r1');
   assert.deepEqual((refused as Sent).headers, {});
   assert.equal(asked.length, 0, 'no credential is decided without roles');
-  // trustProxy comes from the gateway's settings
+  // behind a proxy (the gateway's trustProxy) there is no loopback-only mode: without roles even a
+  // request whose every hop is loopback gets the plain 404 (issue 19: a TCP forwarder adds no header)
   const proxied = context({ ok: true, principal: {} as never }, true);
-  assert.deepEqual(await guard(proxied.ctx, settings([]), req({ socket: { remoteAddress: '10.0.0.2' } })), {
-    done: true,
-  });
+  const behind = await guard(proxied.ctx, settings([]), req({ ip: '127.0.0.1', ips: ['127.0.0.1'] }));
+  assert.equal((behind as Sent).status, 404);
 });
 
 test('roles: the credential is decided as for a non-public GET API at the console path', async () => {
