@@ -105,7 +105,11 @@ export async function figures({ orders, exec, effects, gateway, faultAt, loadSec
         break;
       }
     }
-    if (fin?.runId && !UNKNOWN.has(fin.status)) checks.push({ o, fin });
+    // A replayed answer comes from the key's run, which another request (an earlier try) started:
+    // it is checked against that run's status (the one run whose steps the order's effects name).
+    const ran = [...(runsOf.get(o.key) ?? [])];
+    const runId = fin?.replayed && ran.length === 1 ? ran[0] : fin?.runId;
+    if (runId && !UNKNOWN.has(fin.status)) checks.push({ o, fin: { ...fin, runId } });
   }
   // every final answer against /api/status (a few at a time)
   for (let i = 0; i < checks.length; i += 20) {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { SagawayError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import { createState } from '../../states/index.js';
 import { Journal, JournalReader, journalId } from './journal.js';
@@ -108,4 +109,28 @@ test('a correlation id finds the first run of its caller only; a reused run id r
   await assert.rejects(j.begin('saga', 'r4', {}, ctx('alice', 'run-a'), 'jwt:alice'), { code: 'RUNNER_UNAVAILABLE' });
   await j.stepper(again)('next', { parameters: {} }, ctx('alice', 'run-a'));
   assert.equal((await state.get(again.id))?.data['runId'], 'r3');
+});
+
+test('unwinder: a write refused while the store is down is tried again until it lands; a takeover fails at once', async () => {
+  const state = await memory();
+  const j = new Journal(state, 'api', '1', 'me', silentLogger());
+  const entry = await j.begin('saga', 'run1', {}, ctx('u', 'req-u'), 'jwt:u');
+  const update = state.update.bind(state);
+  let refusals = 2;
+  state.update = (...args: Parameters<typeof update>) => {
+    if (refusals-- > 0) return Promise.reject(new SagawayError('STATE_UNAVAILABLE', 'state "jr" is not available'));
+    return update(...args);
+  };
+  const failed = { outcome: 'FAIL' as const, http: 502, error: { code: 'X', message: 'x', http: 502 } };
+  const undo = [{ step: 'reserve', payload: {} }] as unknown as Parameters<ReturnType<Journal['unwinder']>['begin']>[0];
+  await j.unwinder(entry).begin(undo, failed);
+  assert.equal(refusals, -1, 'refused twice, then written');
+  const rec = await state.get(entry.id);
+  assert.deepEqual((rec?.data['unwind'] as { done: unknown[] }).done, []);
+  assert.equal((rec?.data['undo'] as unknown[]).length, 1);
+
+  // another process wrote the record since: the run is theirs, no retry
+  state.update = update;
+  await update(entry.id, { updatedAt: Date.now() }, {});
+  await assert.rejects(j.unwinder(entry).undone(0, 'SUCCESS'), { code: 'RUNNER_UNAVAILABLE' });
 });

@@ -292,14 +292,36 @@ export class Journal {
     return {
       begin: async (undo, res) => {
         result = res;
-        await this.write(entry, { undo: [...undo], unwind: { result, done }, updatedAt: Date.now() });
+        await this.unwindWrite(entry, () => ({ undo: [...undo], unwind: { result, done }, updatedAt: Date.now() }));
       },
       undone: async (index, status) => {
         done[index] = status;
         for (let i = 0; i < done.length; i++) done[i] ??= null;
-        await this.write(entry, { unwind: { result, done }, updatedAt: Date.now() });
+        await this.unwindWrite(entry, () => ({ unwind: { result, done }, updatedAt: Date.now() }));
       },
     };
+  }
+
+  /**
+   * A write of the unwind, tried again while the store is down (issue 26: the database stopped
+   * while a run failed left its `reserve` with nothing to undo it: the write before the first
+   * undo failed, the compensations stopped, and the owner, alive, then wrote the FAIL outcome, so
+   * nobody resumed the unwind). Backoff as for outcomes, for at most UNWIND_WRITE_BUDGET_MS; a
+   * run taken over by another process is theirs to undo and fails at once, as before.
+   */
+  private async unwindWrite(entry: JournalEntry, patch: () => Record<string, unknown>): Promise<void> {
+    const until = Date.now() + UNWIND_WRITE_BUDGET_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.write(entry, patch());
+      } catch (err) {
+        const takenOver = err instanceof SagawayError && err.code === 'RUNNER_UNAVAILABLE';
+        const wait = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** attempt);
+        if (takenOver || Date.now() + wait > until) throw err;
+        this.log.warn({ err: toErrorInfo(err), journal: entry.id, attempt }, 'unwind not journaled; retrying');
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
   }
 
   /** One progress write, against the version this process last wrote (see stepper). */
@@ -527,6 +549,8 @@ export class Journal {
 export const MAX_RETRYING = 10_000;
 /** First and longest pause between two tries of an outcome write. */
 const RETRY_FIRST_MS = 200;
+/** How long an unwind's journal write is tried again while the store is down (unwinder). */
+export const UNWIND_WRITE_BUDGET_MS = 30_000;
 const RETRY_MAX_MS = 5000;
 
 /** Whether a write failed because another process took the run over (its version moved on). */
