@@ -101,10 +101,12 @@ export class OutcomeReader implements OutcomeLookup {
     if ((this.absentUntil.get(runner) ?? 0) > Date.now()) return undefined;
     const name = bucketName(this.system.names, runner);
     const { client, manager } = this.system.jetstream();
+    const { JetStreamApiError, JetStreamApiCodes } = await import('@nats-io/jetstream');
     const exists = await manager.streams.info(`KV_${name}`).then(
       () => true,
       (err: unknown) => {
-        if (/stream not found/i.test(String((err as Error)?.message))) return false;
+        // by the server's JetStream code, not by the message's words
+        if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound) return false;
         throw err;
       },
     );
