@@ -115,6 +115,7 @@ export class LocalCluster implements Cluster, ProcessDirectory {
     return instance === this.instance;
   }
 
+  /** Nothing to connect: the runners are in this process. */
   start(): void {}
 
   /** Every system of type `local` is this one in-process system. */
