@@ -21,6 +21,20 @@ export const LAYERS = {
   cli: ['core', 'saga', 'config', 'states', 'systems', 'handlers', 'runner', 'gateway', 'testing'],
 };
 
+/**
+ * Imports forbidden inside a layer a folder may otherwise use (issue 20): the runner reaches the
+ * transports through the cluster port only (systems/system.ts, and systems/local.ts for the
+ * in-process one); a transport (systems/nats/, systems/index.ts that picks one) is handed in.
+ */
+export const PORTS = {
+  runner: [
+    {
+      regex: '^(\\.\\./)+systems/(?!(system|local)\\.js$)',
+      message: 'cluster port: runner/ imports only systems/system.ts and systems/local.ts (eslint.config.js PORTS)',
+    },
+  ],
+};
+
 /** no-restricted-imports for one folder: any relative import that reaches a folder it may not use. */
 function layerRule(folder) {
   const allowed = LAYERS[folder];
@@ -37,6 +51,7 @@ function layerRule(folder) {
               regex: `^(\\.\\./)+(${forbidden.join('|')})(/|\\.js$)`,
               message: `layer order: ${folder}/ may import only ${allowed.join(', ') || 'nothing else in src/'} (eslint.config.js LAYERS)`,
             },
+            ...(PORTS[folder] ?? []),
           ],
         },
       ],
@@ -83,6 +98,20 @@ export default tseslint.config(
   ...Object.keys(LAYERS)
     .filter((folder) => folder !== 'cli')
     .map(layerRule),
+  // ... and no `import()` of a transport either (no-restricted-imports sees static imports only).
+  {
+    files: ['src/runner/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'ImportExpression[source.value=/systems\\/(nats|index)/]',
+          message: 'cluster port: runner/ loads no transport; it is handed in (HostOptions.createCluster)',
+        },
+      ],
+    },
+  },
   // Promises in library code are awaited or handed on; a fire-and-forget one says so with `void`
   // and a comment (a rejected promise nobody handles ends the process).
   // (Not in tests: node:test's test() returns a promise that the runner itself tracks.)

@@ -15,6 +15,7 @@ import { createGateway } from '../../dist/src/gateway/server.js';
 import { BUILTIN_HANDLERS } from '../../dist/src/handlers/index.js';
 import { Host } from '../../dist/src/runner/host.js';
 import { createState } from '../../dist/src/states/index.js';
+import { createCluster } from '../../dist/src/systems/index.js';
 import { items, PAGE } from './map-store.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -25,7 +26,7 @@ if (mode === 'sagaway') {
   // BENCH_CONFIG picks another configuration beside this file (limits-cost.mjs compares two).
   const { settings } = await loadConfig(join(here, process.env.BENCH_CONFIG ?? 'sagaway.yaml'));
   const log = silentLogger();
-  const host = await Host.start({ settings, log, builtins: BUILTIN_HANDLERS, createState });
+  const host = await Host.start({ settings, log, builtins: BUILTIN_HANDLERS, createState, createCluster });
   const gateway = await createGateway({ settings, service: host, log });
   ({ port } = await gateway.listen(0, '127.0.0.1'));
 } else if (mode === 'gateway') {

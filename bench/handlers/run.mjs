@@ -23,6 +23,7 @@ import { silentLogger } from '../../dist/src/core/logger.js';
 import { BUILTIN_HANDLERS } from '../../dist/src/handlers/index.js';
 import { Host } from '../../dist/src/runner/host.js';
 import { createState } from '../../dist/src/states/index.js';
+import { createCluster } from '../../dist/src/systems/index.js';
 
 const { values } = parseArgs({
   options: {
@@ -110,6 +111,7 @@ async function startHost(state) {
       items = made;
       return made;
     },
+    createCluster,
   });
   return {
     dir,

@@ -1,6 +1,6 @@
 import { SagawayError } from '../core/errors.js';
 import { createLogger } from '../core/logger.js';
-import type { NatsSystem } from '../systems/nats.js';
+import type { NatsSystem } from '../systems/nats/system.js';
 import type { CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 

@@ -2,9 +2,11 @@ import { SagawayError } from '../core/errors.js';
 import { createLogger } from '../core/logger.js';
 import { createGateway } from '../gateway/server.js';
 import { JournalReader } from '../runner/orchestrator/journal.js';
+import { clusterMetrics } from '../runner/metrics.js';
 import { firstStatus } from '../runner/status.js';
 import { createState } from '../states/index.js';
 import type { State } from '../states/state.js';
+import { createCluster } from '../systems/index.js';
 import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 import { parsePort, untilStopped } from './port.js';
@@ -21,15 +23,14 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
   const { settings, warnings } = await loadChecked(file);
   const log = createLogger();
   for (const w of warnings) log.warn({ file: w.file, line: w.line, path: w.path }, w.message);
-  const { NatsHub } = await import('../systems/nats/hub.js');
-  if (!NatsHub.needed(settings)) {
+  const cluster = await createCluster(settings, log, { gatewayOnly: true });
+  if (!cluster) {
     throw new SagawayError(
       'CONFIG_INVALID',
       'the gateway alone needs a nats system to reach its runners (or use `sagaway start`)',
     );
   }
-  const hub = new NatsHub(settings, log, undefined, { gatewayOnly: true });
-  hub.start();
+  cluster.start();
 
   // The journals the runners write: the gateway reads them for /api/status.
   const journals: State[] = [];
@@ -41,7 +42,7 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
     journals.push(state);
   }
   const ready = async () => {
-    const out: Record<string, boolean> = hub.ready();
+    const out: Record<string, boolean> = cluster.ready();
     await Promise.all(
       journals.map(async (j) => {
         out[`state:${j.alias}`] = await j.ping().then(
@@ -53,25 +54,25 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
     return out;
   };
   const port = parsePort(options.port ?? process.env['PORT']) ?? settings.gateway.port ?? 8080;
-  // The console's live runs: the runners publish their traces on NATS while it is watched, and
-  // only when the file says so (gateway.console.natsTraces): by default no trace crosses the broker.
-  const { TraceSubscriber } = await import('../systems/nats/console-trace.js');
-  const system = settings.gateway.console?.natsTraces === true ? hub.gatewaySystem() : undefined;
+  // The console's live runs: the runners relay their traces over the cluster while it is watched,
+  // and only when the file says so (gateway.console.natsTraces): by default no trace crosses the broker.
+  const relay = settings.gateway.console?.natsTraces === true ? cluster.traces() : undefined;
   const gateway = await createGateway({
     settings,
-    service: hub,
+    service: cluster,
     log,
     ready,
-    status: firstStatus([new JournalReader(journals), hub.outcomeReader()]),
-    traces: system ? [new TraceSubscriber(system)] : [],
+    status: firstStatus([new JournalReader(journals), cluster.outcomeReader()]),
+    traces: relay ? [relay.source()] : [],
   });
+  clusterMetrics(gateway.metrics.registry, cluster);
   const host = options.host ?? settings.gateway.host;
   const address = await gateway.listen(port, host);
-  log.info({ host, port: address.port, config: file, instance: hub.instance }, 'sagaway gateway started');
+  log.info({ host, port: address.port, config: file, instance: cluster.directory.instance }, 'sagaway gateway started');
 
   await untilStopped((signal) => log.info({ signal }, 'stopping'));
   await gateway.close();
-  await hub.close();
+  await cluster.close();
   await Promise.all(journals.map((j) => j.close().catch(() => undefined)));
   log.flush();
   return 0;

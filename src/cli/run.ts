@@ -6,6 +6,7 @@ import { ApiMap } from '../gateway/apis/api-map.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { Host } from '../runner/host.js';
 import { createState } from '../states/index.js';
+import { createCluster } from '../systems/index.js';
 import type { Principal } from '../core/types.js';
 import { parseRoles, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
@@ -50,7 +51,7 @@ export async function runCommand(options: CliOptions, positionals: string[]): Pr
     input = body;
   }
   const log = createLogger({ fd: 2 });
-  const host = await Host.start({ settings, log, builtins: BUILTIN_HANDLERS, createState });
+  const host = await Host.start({ settings, log, builtins: BUILTIN_HANDLERS, createState, createCluster });
   try {
     // Events on nats streams need the broker: give it a moment (they answer 503 without it).
     if (!(await host.systemsConnected(5000))) log.warn('NATS not reachable; events on nats streams will fail');

@@ -4,8 +4,9 @@ import { createLogger } from '../core/logger.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { GatewayMetrics } from '../gateway/http/metrics.js';
 import { Host } from '../runner/host.js';
-import { engineMetrics, runnerMetrics } from '../runner/metrics.js';
+import { clusterMetrics, engineMetrics, runnerMetrics } from '../runner/metrics.js';
 import { createState } from '../states/index.js';
+import { createCluster } from '../systems/index.js';
 import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 import { startOpsServer } from './ops-server.js';
@@ -41,12 +42,14 @@ export async function runnerCommand(options: CliOptions, positionals: string[]):
     runners: [name],
     builtins: BUILTIN_HANDLERS,
     createState,
+    createCluster,
     serveRequests: true,
     observer: runnerMetrics(metrics.registry),
     engineObserver: engineMetrics(metrics.registry),
     // what this runner publishes for a console over NATS is masked as the console masks
     traceMask: traceMasker(settings),
   });
+  if (host.cluster) clusterMetrics(metrics.registry, host.cluster);
   const ops = await startOpsServer(
     parsePort(options.port) ?? 0,
     options.host ?? settings.gateway.host,

@@ -2,8 +2,9 @@ import { createLogger } from '../core/logger.js';
 import { createGateway } from '../gateway/server.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { Host } from '../runner/host.js';
-import { engineMetrics } from '../runner/metrics.js';
+import { clusterMetrics, engineMetrics } from '../runner/metrics.js';
 import { createState } from '../states/index.js';
+import { createCluster } from '../systems/index.js';
 import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 import { parsePort } from './port.js';
@@ -26,6 +27,7 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
     log,
     builtins: BUILTIN_HANDLERS,
     createState,
+    createCluster,
     // what this process publishes for a console over NATS is masked as the console masks
     traceMask: traceMasker(settings),
   });
@@ -40,6 +42,7 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
   // the engine's tries and compensations, on the gateway's /metrics (one process, one registry)
   const engine = engineMetrics(gateway.metrics.registry);
   for (const runner of host.runners.values()) runner.observe(engine);
+  if (host.cluster) clusterMetrics(gateway.metrics.registry, host.cluster);
   const listenHost = options.host ?? settings.gateway.host;
   const address = await gateway.listen(port, listenHost);
   log.info(

@@ -7,10 +7,17 @@ import type { Logger } from '../core/logger.js';
 import type { SagaRequest, SagaResult } from '../core/types.js';
 import type { State } from '../states/state.js';
 import { TraceBus } from '../core/trace.js';
-import { LocalSystem } from '../systems/local.js';
-import type { NatsHub } from '../systems/nats/hub.js';
-import type { ServeObserver } from '../systems/nats/serve.js';
-import type { TracePublisher, ValueMask } from '../systems/nats/console-trace.js';
+import { LocalCluster } from '../systems/local.js';
+import {
+  DEFAULT_STATUS_MAX_BYTES,
+  DEFAULT_STATUS_TTL_MS,
+  type Cluster,
+  type CreateCluster,
+  type OutcomeWriter,
+  type ServeObserver,
+  type Stoppable,
+  type ValueMask,
+} from '../systems/system.js';
 import type { EventMessage, EventReply, SagaService } from '../core/messages.js';
 import type { HandlerFactory } from '../handlers/api.js';
 import type { EngineObserver } from '../saga/engine.js';
@@ -19,7 +26,6 @@ import { HandlerRegistry, importHandlerModule, isModuleEntry } from './executor/
 import { Runner } from './orchestrator/runner.js';
 import { createSecretSource, type SecretSource } from './executor/secrets.js';
 import { firstStatus, type StatusLookup } from './status.js';
-import { DEFAULT_STATUS_MAX_BYTES, DEFAULT_STATUS_TTL_MS, OutcomeRecorder } from '../systems/nats/outcomes.js';
 
 /** What a process hosting runners is built from. */
 export interface HostOptions {
@@ -31,16 +37,18 @@ export interface HostOptions {
   builtins: Readonly<Record<string, HandlerFactory>>;
   /** makes a state from its settings (src/states/index.ts createState) */
   createState: (settings: StateSettings, log: Logger) => State;
+  /** makes the cluster of the file's remote systems (src/systems/index.ts createCluster): the runner imports no transport */
+  createCluster: CreateCluster;
   /** default: from settings.secrets */
   secrets?: SecretSource;
-  /** serve the hosted runners' gateway requests over NATS (the `runner` command); default false */
+  /** serve the hosted runners' gateway requests over the cluster (the `runner` command); default false */
   serveRequests?: boolean;
-  /** metrics hooks of the NATS serving side */
+  /** metrics hooks of the cluster's serving side */
   observer?: ServeObserver;
   /** metrics hooks of the saga engine (tries, compensations) */
   engineObserver?: EngineObserver;
   /**
-   * masks each payload snapshot this process publishes for a console over NATS: the console's
+   * masks each payload snapshot this process relays to a console elsewhere: the console's
    * own masking (gateway/console/mask.ts `masked`), handed in by the command line so that the
    * runner does not depend on the gateway. Default: the snapshots as core/trace.ts masks them.
    */
@@ -58,11 +66,12 @@ const PRUNE_INTERVAL_MS = 60_000;
  */
 export class Host implements SagaService {
   readonly runners = new Map<string, Runner>();
-  readonly local: LocalSystem;
-  /** the nats systems of this process, when the configuration has any */
-  hub: NatsHub | undefined;
-  /** publishes traced runs to watching consoles (with a nats system) */
-  private tracePublisher: TracePublisher | undefined;
+  /** the runners of this process, reached in process (systems/local.ts) */
+  readonly local: LocalCluster;
+  /** the remote systems of this process (NATS), when the configuration has any */
+  cluster: Cluster | undefined;
+  /** relays traced runs to watching consoles elsewhere (gateway.console.natsTraces) */
+  private tracePublisher: Stoppable | undefined;
   /** id of this process (journal owner, NATS reply routes) */
   readonly instance: string;
   /** run traces of the hosted runners (the console listens; nothing is traced otherwise) */
@@ -75,10 +84,10 @@ export class Host implements SagaService {
   private closed = false;
 
   private constructor(private readonly options: HostOptions) {
-    this.local = new LocalSystem('local', options.log);
     const shown = options.settings.gateway?.console;
     this.traces = new TraceBus(shown?.snapshotBytes, shown?.sample, compileMasker(shown?.mask));
     this.instance = randomBytes(9).toString('base64url').replace(/[-_]/g, 'x');
+    this.local = new LocalCluster(this.instance, options.log);
   }
 
   /** Build every runner, open every state, load every handler; throws on configuration errors. */
@@ -86,19 +95,13 @@ export class Host implements SagaService {
     const host = new Host(options);
     try {
       await host.openStates();
-      if (Object.values(options.settings.systems).some((sys) => sys.type === 'nats')) {
-        // Loaded only when a nats system is configured: the embedded default never touches nats.js.
-        const { NatsHub } = await import('../systems/nats/hub.js');
-        host.hub = new NatsHub(options.settings, options.log, host.instance);
-        host.hub.start();
-        // A console watched on a gateway elsewhere asks for this process's traces over NATS, when
-        // the file lets traces cross the broker (gateway.console.natsTraces; default off).
-        const system = options.settings.gateway?.console?.natsTraces === true ? host.hub.gatewaySystem() : undefined;
-        if (system) {
-          const { TracePublisher } = await import('../systems/nats/console-trace.js');
-          host.tracePublisher = new TracePublisher(system, host.traces, options.log, undefined, options.traceMask);
-          host.tracePublisher.start();
-        }
+      host.cluster = await options.createCluster(options.settings, options.log, { instance: host.instance });
+      if (host.cluster) {
+        host.cluster.start();
+        // A console watched on a gateway elsewhere asks for this process's traces, when the file
+        // lets traces cross the broker (gateway.console.natsTraces; default off).
+        if (options.settings.gateway?.console?.natsTraces === true)
+          host.tracePublisher = host.cluster.traces()?.publish(host.traces, options.traceMask);
       }
       const secrets = options.secrets ?? createSecretSource(options.settings.secrets);
       const names = options.runners ?? Object.keys(options.settings.runners);
@@ -107,9 +110,9 @@ export class Host implements SagaService {
         if (!settings) throw new SagawayError('CONFIG_INVALID', `no runner "${name}" in the configuration`);
         const runner = await host.buildRunner(settings, secrets);
         host.runners.set(name, runner);
-        host.local.register(runner);
       }
-      host.hub?.serve([...host.runners.values()], options.serveRequests ?? false, options.observer);
+      host.local.serve([...host.runners.values()]);
+      host.cluster?.serve([...host.runners.values()], options.serveRequests ?? false, options.observer);
       host.startResumer();
     } catch (e) {
       await host.close();
@@ -123,10 +126,10 @@ export class Host implements SagaService {
     return this.local.run(runner, req);
   }
 
-  /** Wait until every nats system is connected, at most `timeoutMs`; resolves whether they are. */
+  /** Wait until every remote system is connected, at most `timeoutMs`; resolves whether they are. */
   async systemsConnected(timeoutMs: number): Promise<boolean> {
     const end = Date.now() + timeoutMs;
-    while (this.hub && !this.hub.connected) {
+    while (this.cluster && !this.cluster.connected) {
       if (Date.now() >= end) return false;
       await new Promise((r) => setTimeout(r, 25));
     }
@@ -138,24 +141,26 @@ export class Host implements SagaService {
     const aliases = new Set(
       [...this.runners.keys()].map((n) => this.options.settings.runners[n]?.journal).filter((a) => a !== undefined),
     );
-    return firstStatus([new JournalReader([...aliases].map((a) => this.state(a))), this.hub?.outcomeReader()]);
+    return firstStatus([new JournalReader([...aliases].map((a) => this.state(a))), this.cluster?.outcomeReader()]);
   }
 
   /**
-   * Look for journaled runs whose process is gone, now and then. With NATS, a process is gone
-   * when its advertisements stopped; the first look waits for one advertisement round so that
-   * live processes are known. Without NATS, this process owns the journal alone: whatever is
-   * RUNNING at start was left by a previous life.
+   * Look for journaled runs whose process is gone, now and then, per the cluster's process
+   * directory. With NATS, a process is gone when its advertisements stopped; the first look waits
+   * for one advertisement round so that live processes are known. Without a remote cluster, this
+   * process owns the journal alone: whatever is RUNNING at start was left by a previous life.
    */
   private startResumer(): void {
     if (![...this.runners.values()].some((r) => r.journaled)) return;
-    const hub = this.hub;
-    const isLive = (instance: string) => (hub ? hub.isLive(instance) : instance === this.instance);
+    const cluster = this.cluster ?? this.local;
+    const directory = cluster.directory;
     const scan = async () => {
-      if (this.resuming || this.closed || (hub && !hub.connected)) return;
+      if (this.resuming || this.closed || !cluster.connected) return;
       this.resuming = true;
       try {
-        await Promise.all([...this.runners.values()].map((r) => r.resumeOrphans(isLive)));
+        await Promise.all(
+          [...this.runners.values()].map((r) => r.resumeOrphans((instance) => directory.isLive(instance))),
+        );
         if (Date.now() >= this.pruneAt) {
           this.pruneAt = Date.now() + PRUNE_INTERVAL_MS;
           await Promise.all([...this.runners.values()].map((r) => r.pruneJournal()));
@@ -166,7 +171,7 @@ export class Host implements SagaService {
         this.resuming = false;
       }
     };
-    const first = hub ? hub.advertiseIntervalMs + 500 : 0;
+    const first = directory.advertiseIntervalMs > 0 ? directory.advertiseIntervalMs + 500 : 0;
     setTimeout(() => void scan(), first).unref();
     this.resumeTimer = setInterval(() => void scan(), RESUME_INTERVAL_MS);
     this.resumeTimer.unref();
@@ -174,7 +179,7 @@ export class Host implements SagaService {
 
   /** Readiness of every state and system (name -> reachable). */
   async ready(): Promise<Record<string, boolean>> {
-    const out: Record<string, boolean> = { ...this.hub?.ready() };
+    const out: Record<string, boolean> = { ...this.cluster?.ready() };
     await Promise.all(
       [...this.states].map(async ([alias, state]) => {
         try {
@@ -194,7 +199,7 @@ export class Host implements SagaService {
     // detached onFail sagas finish while states and systems are still open
     await Promise.all([...this.runners.values()].map((r) => r.drain()));
     this.tracePublisher?.stop();
-    await this.hub?.close();
+    await this.cluster?.close();
     await this.local.close();
     await Promise.all([...this.states.values()].map((s) => s.close().catch(() => undefined)));
     this.states.clear();
@@ -264,21 +269,23 @@ export class Host implements SagaService {
   }
 
   /**
-   * Distributed mode (a nats system carries gateway requests) without a journal: the runner keeps
-   * its outcomes in a key-value bucket for /api/status (systems/nats/outcomes.ts).
+   * Distributed mode (a remote cluster carries gateway requests) without a journal: the runner
+   * keeps its outcomes where a gateway elsewhere reads them for /api/status (with NATS, a
+   * key-value bucket: systems/nats/outcomes.ts).
    */
-  private outcomesOf(settings: RunnerSettings, log: Logger): { outcomes?: OutcomeRecorder } {
-    const system = this.hub?.gatewaySystem();
+  private outcomesOf(settings: RunnerSettings, log: Logger): { outcomes?: OutcomeWriter } {
+    const cluster = this.cluster;
     const ttl = settings.statusTtlMs ?? DEFAULT_STATUS_TTL_MS;
     // A runner without sagas is never asked to run one: it needs no bucket.
-    if (!system || settings.journal !== undefined || ttl <= 0 || settings.plans.length === 0) return {};
+    if (!cluster || settings.journal !== undefined || ttl <= 0 || settings.plans.length === 0) return {};
     const runner = {
       name: settings.name,
       deployment: settings.deployment,
       statusTtlMs: ttl,
       statusMaxBytes: settings.statusMaxBytes ?? DEFAULT_STATUS_MAX_BYTES,
     };
-    return { outcomes: new OutcomeRecorder(system, runner, this.instance, log) };
+    const outcomes = cluster.outcomeWriter(runner, log);
+    return outcomes ? { outcomes } : {};
   }
 
   /** Events on streams other than `local`: through the stream's system. */
@@ -286,9 +293,8 @@ export class Host implements SagaService {
     const settings = this.options.settings;
     const systemName = event.meta.system ?? settings.defaultSystem ?? 'local';
     const system = settings.systems[systemName];
-    if (system?.type === 'local') return this.local.dispatch(event, cancel);
-    const nats = system?.type === 'nats' ? this.hub?.systems.get(systemName) : undefined;
-    if (nats) return nats.dispatch(event, cancel);
+    const target = system?.type === 'local' ? this.local.system(systemName) : this.cluster?.system(systemName);
+    if (system && target) return target.dispatch(event, cancel);
     const error = toErrorInfo(
       new SagawayError('RUNNER_UNAVAILABLE', `system "${systemName}" is not connected in this process`),
     );

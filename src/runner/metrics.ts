@@ -1,6 +1,6 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { EngineObserver } from '../saga/engine.js';
-import type { ServeObserver } from '../systems/nats/serve.js';
+import type { Cluster, ServeObserver } from '../systems/system.js';
 
 /**
  * Prometheus metrics of a runner process (`sagaway runner`): events it ran by stream and status
@@ -80,4 +80,28 @@ export function engineMetrics(registry: Registry): EngineObserver {
       unwinds.inc({ saga, compensation });
     },
   };
+}
+
+/**
+ * The cluster's self-checks on /metrics: `sagaway_transport_guards_off_total{guard}` counts the
+ * connections whose library patch switched itself off (systems/nats/coalesce.ts: the nats.js
+ * client is not the version it was written for), so an upgrade that silently loses it is seen.
+ * Read when /metrics is scraped; the guard names are fixed by the transport.
+ */
+export function clusterMetrics(registry: Registry, cluster: Pick<Cluster, 'guardsOff'>): void {
+  const seen = new Map<string, number>();
+  new Counter({
+    name: 'sagaway_transport_guards_off_total',
+    help: 'Connections whose transport patch switched itself off (a library version it was not written for), by guard',
+    labelNames: ['guard'],
+    registers: [registry],
+    collect() {
+      for (const [guard, count] of Object.entries(cluster.guardsOff())) {
+        const added = count - (seen.get(guard) ?? 0);
+        if (added > 0) this.inc({ guard }, added);
+        else if (!seen.has(guard)) this.inc({ guard }, 0);
+        seen.set(guard, count);
+      }
+    },
+  });
 }

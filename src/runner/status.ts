@@ -1,4 +1,4 @@
-import type { OutcomeStatus } from '../systems/nats/outcome-value.js';
+import type { OutcomeStatus } from '../systems/system.js';
 import type { JournaledRun, RunStatus } from './orchestrator/journal.js';
 
 /** What `GET /api/status/<id>` shows: a journal's record, or an outcome bucket's (issue 13). */

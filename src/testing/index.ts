@@ -15,6 +15,7 @@ import { checkHandlers } from '../runner/check-handlers.js';
 import { Host } from '../runner/host.js';
 import type { SecretSource } from '../runner/executor/secrets.js';
 import { createState } from '../states/index.js';
+import { createCluster } from '../systems/index.js';
 
 /**
  * A public test kit: write a configuration (object or YAML text) and any files it names (saga
@@ -96,6 +97,7 @@ async function hostFor(
     log: options.log ?? silentLogger(),
     builtins: BUILTIN_HANDLERS,
     createState,
+    createCluster,
     ...(options.secrets ? { secrets: options.secrets } : {}),
   });
   return {

@@ -14,9 +14,11 @@ import { silentLogger } from '../../src/core/logger.js';
 import { BUILTIN_HANDLERS } from '../../src/handlers/index.js';
 import { Host } from '../../src/runner/host.js';
 import { createState } from '../../src/states/index.js';
+import { createCluster } from '../../src/systems/index.js';
 import { PROBE_HANDLER } from '../../src/testing/probe-handler.js';
 import { NATS, natsUnavailableReason, skipOrFail } from '../nats-available.js';
 import { CLI } from './spawn.js';
+import type { NatsHub } from '../../src/systems/nats/hub.js';
 
 /**
  * `sagaway admin` against the real NATS: consumers of retired deployments are listed and removed
@@ -84,6 +86,7 @@ describe('sagaway admin', { skip: natsDown ? skipOrFail(natsDown) : false }, () 
       log: silentLogger(),
       builtins: BUILTIN_HANDLERS,
       createState,
+      createCluster,
       runners,
       serveRequests: true,
     });
@@ -98,13 +101,16 @@ describe('sagaway admin', { skip: natsDown ? skipOrFail(natsDown) : false }, () 
     for (const d of ['old', 'stale']) {
       const h = await start(as(settings, d), ['work']);
       assert.ok(await h.systemsConnected(10_000));
-      const sys = h.hub!.gatewaySystem()!;
+      const sys = (h.cluster as NatsHub).gatewaySystem()!;
       for (let i = 0; i < 100; i++) {
         if (
-          await sys.manager!.consumers.info(sys.names.eventsStream, sys.names.consumer('jobs', 'work', d)).then(
-            () => true,
-            () => false,
-          )
+          await sys
+            .jetstream()
+            .manager.consumers.info(sys.names.eventsStream, sys.names.consumer('jobs', 'work', d))
+            .then(
+              () => true,
+              () => false,
+            )
         )
           break;
         await new Promise((r) => setTimeout(r, 50));
@@ -113,11 +119,11 @@ describe('sagaway admin', { skip: natsDown ? skipOrFail(natsDown) : false }, () 
     }
     live = await start(as(settings, 'new'), ['work', 'api']);
     assert.ok(await live.systemsConnected(10_000));
-    const sys = live.hub!.gatewaySystem()!;
+    const sys = (live.cluster as NatsHub).gatewaySystem()!;
     // an event waits for "stale", which nobody reads any more
-    await sys.js!.publish(sys.names.event('jobs', 'work', 'stale'), new TextEncoder().encode('{}'));
+    await sys.jetstream().client.publish(sys.names.event('jobs', 'work', 'stale'), new TextEncoder().encode('{}'));
     // a consumer sagaway did not make (someone's tool on the same stream): listed, never removed
-    await sys.manager!.consumers.add(sys.names.eventsStream, {
+    await sys.jetstream().manager.consumers.add(sys.names.eventsStream, {
       durable_name: `${prefix}_theirs`,
       description: 'sagaway stream jobs, runner work, deployment gone',
       ack_policy: AckPolicy.Explicit,
@@ -179,8 +185,8 @@ describe('sagaway admin', { skip: natsDown ? skipOrFail(natsDown) : false }, () 
     const none = await admin(['remove-consumers', '--config', file, '--force']);
     assert.equal(none.code, 0);
     assert.equal(none.stdout.trim(), 'no consumer of a retired deployment');
-    const sys = live.hub!.gatewaySystem()!;
-    const left = await sys.manager!.consumers.info(sys.names.eventsStream, `${prefix}_theirs`);
+    const sys = (live.cluster as NatsHub).gatewaySystem()!;
+    const left = await sys.jetstream().manager.consumers.info(sys.names.eventsStream, `${prefix}_theirs`);
     assert.equal(left.name, `${prefix}_theirs`, 'the foreign consumer is still there');
   });
 

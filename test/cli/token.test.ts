@@ -11,6 +11,7 @@ import { createGateway } from '../../src/gateway/server.js';
 import { BUILTIN_HANDLERS } from '../../src/handlers/index.js';
 import { Host } from '../../src/runner/host.js';
 import { createState } from '../../src/states/index.js';
+import { createCluster } from '../../src/systems/index.js';
 import { sagaway } from './spawn.js';
 
 /** `sagaway token`: a development JWT that the configured gateway accepts, only from an HS secret. */
@@ -59,7 +60,7 @@ describe('sagaway token', () => {
 
     const { settings } = await loadConfig(file, { env: { ...process.env, ...env } });
     const log = silentLogger();
-    const host = await Host.start({ settings, log, builtins: BUILTIN_HANDLERS, createState });
+    const host = await Host.start({ settings, log, builtins: BUILTIN_HANDLERS, createState, createCluster });
     const gateway = await createGateway({ settings, service: host, log });
     try {
       const ok = await gateway.app.inject({ url: '/api/request/me', headers: { authorization: `Bearer ${token}` } });

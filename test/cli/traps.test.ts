@@ -10,6 +10,7 @@ import { createGateway } from '../../src/gateway/server.js';
 import { BUILTIN_HANDLERS } from '../../src/handlers/index.js';
 import { Host } from '../../src/runner/host.js';
 import { createState } from '../../src/states/index.js';
+import { createCluster } from '../../src/systems/index.js';
 import { sagaway, startSagaway } from './spawn.js';
 
 /**
@@ -113,7 +114,7 @@ describe('trap: the 404 of a path that only a saga knows', () => {
   test('the detail says a saga has the path; an unknown path keeps the plain detail', async () => {
     const { settings } = await loadConfig(file);
     const log = silentLogger();
-    const host = await Host.start({ settings, log, builtins: BUILTIN_HANDLERS, createState });
+    const host = await Host.start({ settings, log, builtins: BUILTIN_HANDLERS, createState, createCluster });
     const gateway = await createGateway({ settings, service: host, log });
     try {
       for (const form of ['request', 'stream']) {

@@ -16,6 +16,7 @@ import { checkHandlers } from '../../src/runner/check-handlers.js';
 import { Host } from '../../src/runner/host.js';
 import { createSecretSource } from '../../src/runner/executor/secrets.js';
 import { createState } from '../../src/states/index.js';
+import { createCluster } from '../../src/systems/index.js';
 import { pgUnavailableReason, skipOrFail } from '../states/pg-available.js';
 
 /**
@@ -52,6 +53,7 @@ async function serve(config: string, env: NodeJS.ProcessEnv): Promise<Served> {
     log,
     builtins: BUILTIN_HANDLERS,
     createState,
+    createCluster,
     secrets: createSecretSource(settings.secrets, env),
   });
   let gateway: Gateway;

@@ -10,6 +10,7 @@ import { createGateway, type Gateway } from '../../src/gateway/server.js';
 import { BUILTIN_HANDLERS } from '../../src/handlers/index.js';
 import { Host } from '../../src/runner/host.js';
 import { createState } from '../../src/states/index.js';
+import { createCluster } from '../../src/systems/index.js';
 
 // The README's main job: the todo example, served for real, with its live feed.
 const dir = mkdtempSync(join(tmpdir(), 'sagaway-feed-'));
@@ -19,7 +20,7 @@ let base: string;
 
 before(async () => {
   const { settings } = await loadConfig('examples/todo/sagaway.yaml', { env: { TODO_DB: join(dir, 'todos.db') } });
-  host = await Host.start({ settings, log: silentLogger(), builtins: BUILTIN_HANDLERS, createState });
+  host = await Host.start({ settings, log: silentLogger(), builtins: BUILTIN_HANDLERS, createState, createCluster });
   gateway = await createGateway({ settings, service: host, log: silentLogger() });
   const { port } = await gateway.listen(0, '127.0.0.1');
   base = `http://127.0.0.1:${port}`;

@@ -88,3 +88,57 @@ test('the same imports from a higher layer are allowed', async () => {
     [],
   );
 });
+
+/** The rule messages of the cluster port (eslint.config.js PORTS and the dynamic-import rule). */
+async function portErrors(file: string, text: string): Promise<string[]> {
+  const [result] = await eslint.lintText(text, { filePath: join(root, file) });
+  return (result?.messages ?? [])
+    .filter((m) => m.ruleId === 'no-restricted-imports' || m.ruleId === 'no-restricted-syntax')
+    .map((m) => m.message);
+}
+
+test('the runner reaches the transports through the cluster port only: no systems/nats, static or dynamic', async () => {
+  const nats = await portErrors(
+    'src/runner/fixture-layer.ts',
+    "import type { NatsHub } from '../systems/nats/hub.js';\nexport type H = NatsHub;\n",
+  );
+  assert.equal(nats.length, 1);
+  assert.match(nats[0]!, /cluster port: runner\/ imports only systems\/system\.ts and systems\/local\.ts/);
+  // nested folders too, and the factory that picks a transport
+  assert.equal(
+    (
+      await portErrors(
+        'src/runner/orchestrator/fixture-layer.ts',
+        "import { OutcomeRecorder } from '../../systems/nats/outcomes.js';\nexport const o = OutcomeRecorder;\n",
+      )
+    ).length,
+    1,
+  );
+  assert.equal(
+    (await portErrors('src/runner/fixture-layer.ts', "export { createCluster } from '../systems/index.js';\n")).length,
+    1,
+  );
+  const dynamic = await portErrors(
+    'src/runner/fixture-layer.ts',
+    "export const load = () => import('../systems/nats/hub.js');\n",
+  );
+  assert.equal(dynamic.length, 1);
+  assert.match(dynamic[0]!, /runner\/ loads no transport/);
+});
+
+test('the port itself, the local system, and nats from a higher layer are allowed', async () => {
+  assert.deepEqual(
+    await portErrors(
+      'src/runner/fixture-layer.ts',
+      "import type { Cluster } from '../systems/system.js';\nimport { LocalCluster } from '../systems/local.js';\nexport type C = Cluster;\nexport const L = LocalCluster;\n",
+    ),
+    [],
+  );
+  assert.deepEqual(
+    await portErrors(
+      'src/cli/fixture-layer.ts',
+      "import { NatsHub } from '../systems/nats/hub.js';\nexport const load = () => import('../systems/nats/hub.js');\nexport const h = NatsHub;\n",
+    ),
+    [],
+  );
+});

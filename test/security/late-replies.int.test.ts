@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { startTestHost, type TestHost } from '../../src/testing/index.js';
 import { PROBE_HANDLER } from '../../src/testing/probe-handler.js';
 import { NATS, natsUnavailableReason, skipOrFail, prefixStreams } from '../nats-available.js';
+import type { NatsHub } from '../../src/systems/nats/hub.js';
 
 /**
  * Issue 9 item 13 (c): replies that arrive after their event was cancelled must not grow the
@@ -68,7 +69,7 @@ describe('late replies after a cancelled event', { skip: natsDown ? skipOrFail(n
       } as never,
       { files: { 'probe.mjs': PROBE_HANDLER } },
     );
-    await until(() => h.host.hub?.connected === true, 5000, 'the nats system');
+    await until(() => h.host.cluster?.connected === true, 5000, 'the nats system');
     // one answered call first: the worker's consumer is up and the directory knows it
     const warm = await h.run('/remote', { runner: 'orch', deadline: Date.now() + 10_000 });
     assert.equal(warm.outcome, 'SUCCESS', JSON.stringify(warm));
@@ -86,7 +87,7 @@ describe('late replies after a cancelled event', { skip: natsDown ? skipOrFail(n
   });
 
   test('nats: 30 cancelled events, 30 late replies, and the pending table is empty again', async () => {
-    const pending = h.host.hub!.pending;
+    const pending = (h.host.cluster as NatsHub).pending;
     const before = replies;
     const N = 30;
     const results = await Promise.all(

@@ -97,7 +97,7 @@ describe('onFail lineage over NATS', { skip: natsDown ? skipOrFail(natsDown) : f
       { files: { 'rec.mjs': RECORDER }, log: pino({ level: 'info' }, sink) as unknown as Logger },
     );
     const end = Date.now() + 5000;
-    while (h.host.hub?.connected !== true && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+    while (h.host.cluster?.connected !== true && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
   });
 
   after(async () => {

@@ -88,7 +88,7 @@ describe('second-order inject over NATS', { skip: natsDown ? skipOrFail(natsDown
       { files: { 'probe.mjs': PROBE_HANDLER, 'actions.json': JSON.stringify(RECORDS) }, secrets, log: captured.log },
     );
     const end = Date.now() + 5000;
-    while (h.host.hub?.connected !== true && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+    while (h.host.cluster?.connected !== true && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
   });
 
   after(async () => {

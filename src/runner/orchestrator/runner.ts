@@ -20,7 +20,7 @@ import type { ActionContext, HandlerEnv } from '../../handlers/api.js';
 import type { HandlerRegistry } from '../executor/registry.js';
 import { RouteTable } from './routes.js';
 import { InFlightRuns, type InFlightRun } from './in-flight.js';
-import type { OutcomeRecorder } from '../../systems/nats/outcomes.js';
+import type { OutcomeWriter } from '../../systems/system.js';
 import type { SecretSource } from '../executor/secrets.js';
 
 /** What a runner is built from. */
@@ -38,7 +38,7 @@ export interface RunnerDeps {
   /** engine metrics hooks (tries, compensations) */
   observer?: EngineObserver;
   /** distributed mode without a journal: where run outcomes are kept for /api/status (issue 13) */
-  outcomes?: OutcomeRecorder;
+  outcomes?: OutcomeWriter;
   /** the process's run traces (the console); runs are traced only while someone listens */
   traces?: TraceBus;
 }
@@ -162,7 +162,7 @@ export class Runner {
     const outcomes = this.deps.outcomes;
     const lineage = this.rootLineage();
     if (!outcomes) return this.start(saga, input, context, req.deadline, cancel, runId, trace, lineage);
-    // Written before the result goes back, never awaited (systems/nats/outcomes.ts).
+    // Written before the result goes back, never awaited (systems/system.ts OutcomeWriter).
     const handle = outcomes.begin(scopeOf(req), req.requestId, correlationOf(req));
     const result = await this.start(saga, input, context, req.deadline, cancel, runId, trace, lineage);
     outcomes.end(handle, result);

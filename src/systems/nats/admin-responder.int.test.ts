@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { connect } from '@nats-io/transport-node';
 import { NATS, natsUnavailableReason, skipOrFail } from '../../../test/nats-available.js';
-import type { NatsSystem } from '../nats.js';
+import type { NatsSystem } from './system.js';
 import { answerRunQueries } from './admin-responder.js';
 import { Names } from './names.js';
 
@@ -23,7 +23,7 @@ test(
     const nc = await connect({ servers: NATS });
     const asker = await connect({ servers: NATS });
     const system = {
-      nc,
+      subscribe: nc.subscribe.bind(nc),
       names: new Names(prefix),
       whenConnected: (hook: () => Promise<void>) => void hook(),
     } as unknown as NatsSystem;

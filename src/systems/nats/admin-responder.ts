@@ -1,6 +1,6 @@
 import type { Subscription } from '@nats-io/transport-node';
-import type { RunnerEndpoint } from '../system.js';
-import type { NatsSystem } from '../nats.js';
+import { MAX_LISTED_RUNS, type RunnerEndpoint, type RunsAnswer } from '../system.js';
+import type { NatsSystem } from './system.js';
 
 /**
  * The runner process's side of `sagaway admin runs`: on `P.admin.runs` (core NATS, not stored)
@@ -13,22 +13,6 @@ import type { NatsSystem } from '../nats.js';
 /** The prefix of nats.js inboxes (createInbox), where `sagaway admin runs` waits for answers. */
 const INBOX = '_INBOX.';
 
-/** Runs listed per runner per process at most (the answer stays far below NATS' max payload). */
-export const MAX_LISTED_RUNS = 500;
-
-/** One process's answer. */
-export interface RunsAnswer {
-  v: 1;
-  instance: string;
-  runners: {
-    runner: string;
-    deployment: string;
-    /** runs in flight (may be more than listed) */
-    count: number;
-    runs: { requestId: string; saga: string; startedAt: number }[];
-  }[];
-}
-
 /** Answer `sagaway admin runs` for the runners of this process, after every (re)connection. */
 export function answerRunQueries(
   system: NatsSystem,
@@ -37,8 +21,8 @@ export function answerRunQueries(
 ): { stop(): void } {
   let sub: Subscription | undefined;
   system.whenConnected(async () => {
-    if (sub || !system.nc) return;
-    sub = system.nc.subscribe(system.names.adminRuns, {
+    if (sub) return;
+    sub = system.subscribe(system.names.adminRuns, {
       callback: (err, msg) => {
         // Only an inbox: a publisher on this subject must not make the runner publish where it
         // chooses, with the runner's permissions (`$JS.API.STREAM.DELETE.<stream>` as reply).

@@ -1,5 +1,6 @@
-import type { NatsSystem } from '../nats.js';
-import type { RunsAnswer } from './admin-responder.js';
+import type { RunsAnswer } from '../system.js';
+import { NotConnectedError } from './errors.js';
+import type { NatsSystem } from './system.js';
 
 /**
  * What `sagaway admin` does on a nats system (the command line is cli/admin.ts):
@@ -46,8 +47,7 @@ function identify(system: NatsSystem, name: string, description: string | undefi
 
 /** The durable consumers of the events stream, with what the live advertisements say of them. */
 export async function listConsumers(system: NatsSystem): Promise<ConsumerRow[]> {
-  const jsm = system.manager;
-  if (!jsm) throw new Error('not connected');
+  const jsm = system.jetstream().manager;
   const live = new Set<string>();
   for (const ad of system.directory.live()) {
     if (ad.system !== system.name) continue;
@@ -73,9 +73,7 @@ export async function listConsumers(system: NatsSystem): Promise<ConsumerRow[]> 
 
 /** Delete one consumer of the events stream. */
 export async function deleteConsumer(system: NatsSystem, name: string): Promise<void> {
-  const jsm = system.manager;
-  if (!jsm) throw new Error('not connected');
-  await jsm.consumers.delete(system.names.eventsStream, name);
+  await system.jetstream().manager.consumers.delete(system.names.eventsStream, name);
 }
 
 /**
@@ -83,15 +81,13 @@ export async function deleteConsumer(system: NatsSystem, name: string): Promise<
  * process (per the advertisements) answered, or `waitMs` passed.
  */
 export async function collectRuns(system: NatsSystem, waitMs: number): Promise<RunsAnswer[]> {
-  const nc = system.nc;
-  if (!nc) throw new Error('not connected');
   const { createInbox } = await import('@nats-io/transport-node');
   const expected = new Set(system.directory.live().map((ad) => ad.instance));
   const answers = new Map<string, RunsAnswer>();
   const inbox = createInbox();
   await new Promise<void>((done) => {
     const timer = setTimeout(finish, waitMs);
-    const sub = nc.subscribe(inbox, {
+    const sub = system.subscribe(inbox, {
       callback: (err, msg) => {
         if (err) return;
         try {
@@ -106,10 +102,14 @@ export async function collectRuns(system: NatsSystem, waitMs: number): Promise<R
     });
     function finish(): void {
       clearTimeout(timer);
-      sub.unsubscribe();
+      sub?.unsubscribe();
       done();
     }
-    nc.publish(system.names.adminRuns, '', { reply: inbox });
+    if (!sub) {
+      clearTimeout(timer);
+      throw new NotConnectedError();
+    }
+    system.publish(system.names.adminRuns, '', { reply: inbox });
   });
   return [...answers.values()].sort((a, b) => a.instance.localeCompare(b.instance));
 }

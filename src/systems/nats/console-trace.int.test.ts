@@ -49,7 +49,7 @@ describe('console traces over NATS', { skip: natsDown ? skipOrFail(natsDown) : f
     const gateway = new NatsHub(h.settings, silentLogger());
     gateway.start();
     try {
-      await until(() => gateway.connected && h.host.hub!.connected, 5000, 'connected');
+      await until(() => gateway.connected && h.host.cluster!.connected, 5000, 'connected');
       assert.equal(h.host.traces.active, false, 'no console watches: nothing traced');
       const subscriber = new TraceSubscriber(gateway.gatewaySystem()!, 100);
       const runs: RunRecord[] = [];
@@ -98,7 +98,7 @@ describe('console traces over NATS', { skip: natsDown ? skipOrFail(natsDown) : f
     const { connect } = await import('@nats-io/transport-node');
     const client = await connect({ servers: NATS });
     try {
-      await until(() => h.host.hub!.connected, 5000, 'connected');
+      await until(() => h.host.cluster!.connected, 5000, 'connected');
       // Anyone on the broker asks for traces, as a watched console would, and listens for them.
       const traces: string[] = [];
       client.subscribe(`${prefix}.console.trace`, {
@@ -110,7 +110,7 @@ describe('console traces over NATS', { skip: natsDown ? skipOrFail(natsDown) : f
         client.publish(`${prefix}.console.watch`);
         await client.flush();
         // The runner's connection has handled the watch once its own ping comes back (one socket, in order).
-        await h.host.hub!.gatewaySystem()!.nc!.flush();
+        await (h.host.cluster as NatsHub).gatewaySystem()!.flush();
         const result = await h.run('/hello', {});
         assert.equal(result.outcome, 'SUCCESS');
       }

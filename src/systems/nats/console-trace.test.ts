@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunRecord } from '../../core/trace.js';
-import { decodeRun, encodeRun, maskSnapshots } from './console-trace.js';
+import { maskSnapshots } from '../trace-mask.js';
+import { decodeRun, encodeRun } from './console-trace.js';
 
 const RUN: RunRecord = {
   requestId: 'r1',

@@ -2,7 +2,9 @@ import type { Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../../core/logger.js';
 import { isObject } from '../../core/path.js';
 import type { RunRecord, TraceBus, TraceSource } from '../../core/trace.js';
-import type { NatsSystem } from '../nats.js';
+import type { Stoppable, TraceRelay, ValueMask } from '../system.js';
+import { maskSnapshots } from '../trace-mask.js';
+import type { NatsSystem } from './system.js';
 
 /**
  * Run traces across processes (docs/console.md, Distributed mode), only with
@@ -31,7 +33,7 @@ export function traceSubjects(prefix: string): { trace: string; watch: string } 
 
 /** Subscribe once connected (now, or after the first connection). */
 function whenUp(system: NatsSystem, subscribe: () => void): void {
-  if (system.nc) subscribe();
+  if (system.isConnected) subscribe();
   else
     system.whenConnected(async () => {
       subscribe();
@@ -45,31 +47,6 @@ export function encodeRun(run: RunRecord, max = MAX_TRACE_BYTES): Uint8Array | u
     bytes = Buffer.from(JSON.stringify({ ...run, steps: run.steps.map(({ payload: _p, ...s }) => s) }));
   }
   return bytes.length <= max ? bytes : undefined;
-}
-
-/** How a value is masked for the console (the gateway's `masked`, gateway/console/mask.ts). */
-export type ValueMask = (value: unknown) => unknown;
-
-/**
- * The run with each step's payload snapshot passed through `mask`, before it leaves the process:
- * a snapshot is JSON of at most `gateway.console.snapshot` bytes, parsed, masked and written
- * again (bounded work). A snapshot cut at that size is not JSON any more: it travels as the
- * runner cut it, with the keys that name credentials already masked (core/trace.ts snapshotOf).
- */
-export function maskSnapshots(run: RunRecord, mask: ValueMask): RunRecord {
-  return {
-    ...run,
-    steps: run.steps.map((step) => {
-      if (step.payload === undefined) return step;
-      let value: unknown;
-      try {
-        value = JSON.parse(step.payload);
-      } catch {
-        return step;
-      }
-      return { ...step, payload: JSON.stringify(mask(value)) ?? '' };
-    }),
-  };
 }
 
 /** A record from the broker, if it has the shape of one. */
@@ -95,7 +72,7 @@ export function decodeRun(data: Uint8Array): RunRecord | undefined {
 }
 
 /** Runner side: publish this process's traced runs while some console watches. */
-export class TracePublisher {
+export class TracePublisher implements Stoppable {
   private sub: Subscription | undefined;
   private stopListening: (() => void) | undefined;
   private expiry: NodeJS.Timeout | undefined;
@@ -119,8 +96,8 @@ export class TracePublisher {
 
   start(): void {
     whenUp(this.system, () => {
-      if (this.sub || !this.system.nc) return;
-      this.sub = this.system.nc.subscribe(this.subjects.watch, {
+      if (this.sub) return;
+      this.sub = this.system.subscribe(this.subjects.watch, {
         callback: (err) => {
           if (!err) this.watched();
         },
@@ -150,7 +127,7 @@ export class TracePublisher {
       return;
     }
     try {
-      this.system.nc?.publish(this.subjects.trace, data);
+      this.system.publish(this.subjects.trace, data);
     } catch {
       // The connection is down: a console misses this run, nothing else does.
     }
@@ -190,14 +167,14 @@ export class TraceSubscriber implements TraceSource {
   private open(): void {
     const watch = () => {
       try {
-        this.system.nc?.publish(this.subjects.watch);
+        this.system.publish(this.subjects.watch);
       } catch {
         // down: the next interval tries again
       }
     };
     whenUp(this.system, () => {
-      if (this.sub || this.listeners.size === 0 || !this.system.nc) return;
-      this.sub = this.system.nc.subscribe(this.subjects.trace, {
+      if (this.sub || this.listeners.size === 0) return;
+      this.sub = this.system.subscribe(this.subjects.trace, {
         callback: (err, msg) => {
           const run = err ? undefined : decodeRun(msg.data);
           if (run) for (const l of this.listeners) l(run);
@@ -215,4 +192,16 @@ export class TraceSubscriber implements TraceSource {
     this.sub?.unsubscribe();
     this.sub = undefined;
   }
+}
+
+/** The trace relay of the cluster port (system.ts TraceRelay) over one nats system. */
+export function natsTraceRelay(system: NatsSystem, log: Logger): TraceRelay {
+  return {
+    publish(bus, mask) {
+      const publisher = new TracePublisher(system, bus, log, undefined, mask);
+      publisher.start();
+      return publisher;
+    },
+    source: () => new TraceSubscriber(system),
+  };
 }

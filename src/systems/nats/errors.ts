@@ -35,3 +35,11 @@ export function classifyRequestError(err: unknown, types: NatsErrorTypes | undef
   }
   return 'other';
 }
+
+/** Our own: the system has no connection (yet, or any more). */
+export class NotConnectedError extends Error {
+  constructor() {
+    super('not connected');
+    this.name = 'NotConnectedError';
+  }
+}

@@ -3,14 +3,25 @@ import type { NatsSystemSettings, Settings } from '../../config/settings.js';
 import { SagawayError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
-import { NatsSystem } from '../nats.js';
-import type { SagaService } from '../../core/messages.js';
+import {
+  DEFAULT_STATUS_TTL_MS,
+  type Cluster,
+  type ClusterAdmin,
+  type ProcessDirectory,
+  type RecordedRunner,
+  type ServeObserver,
+  type TraceRelay,
+} from '../system.js';
+import { NatsSystem } from './system.js';
 import { ADVERTISE_INTERVAL_MS } from './directory.js';
 import { PendingReplies } from './pending.js';
 import { OutcomeReader } from './outcome-reader.js';
-import { DEFAULT_STATUS_TTL_MS } from './outcomes.js';
+import { OutcomeRecorder } from './outcomes.js';
 import { answerRunQueries } from './admin-responder.js';
-import { NatsServer, type NatsEndpoint, type ServeObserver } from './serve.js';
+import { collectRuns } from './admin.js';
+import { natsTraceRelay } from './console-trace.js';
+import { coalesceSwitchedOff } from './coalesce.js';
+import { NatsServer, type NatsEndpoint } from './serve.js';
 
 /** A new id for this process: reply routes and advertisements carry it. */
 export function newInstanceId(): string {
@@ -19,9 +30,11 @@ export function newInstanceId(): string {
 
 /**
  * Every nats system of one process, with what they share: the process's instance id and the
- * events in flight (a reply may come back on another system: `responseSystem`).
+ * events in flight (a reply may come back on another system: `responseSystem`). The cluster
+ * port (system.ts Cluster) over NATS: gateway requests, outcomes, the console's traces and admin
+ * queries go through the gateway system (`defaultSystem` when it is a nats system, else the first).
  */
-export class NatsHub implements SagaService {
+export class NatsHub implements Cluster, ProcessDirectory {
   readonly systems = new Map<string, NatsSystem>();
   readonly pending: PendingReplies;
   private readonly servers: NatsServer[] = [];
@@ -56,6 +69,16 @@ export class NatsHub implements SagaService {
     return Object.values(settings.systems).some((s) => s.type === 'nats');
   }
 
+  /** The hub is its own process directory (every system's advertisements). */
+  get directory(): ProcessDirectory {
+    return this;
+  }
+
+  /** The nats system of that name. */
+  system(name: string): NatsSystem | undefined {
+    return this.systems.get(name);
+  }
+
   /** Start connecting every system in the background (never blocks, never throws). */
   start(): void {
     for (const s of this.systems.values()) {
@@ -80,6 +103,36 @@ export class NatsHub implements SagaService {
     const sys = this.gatewaySystem();
     if (!sys) throw new SagawayError('CONFIG_INVALID', 'no nats system in the configuration');
     return sys.run(runner, req);
+  }
+
+  /**
+   * Where a runner without a journal keeps its outcomes: a key-value bucket on the gateway system
+   * (outcomes.ts). Undefined without a nats system.
+   */
+  outcomeWriter(runner: RecordedRunner, log: Logger): OutcomeRecorder | undefined {
+    const system = this.gatewaySystem();
+    return system && new OutcomeRecorder(system, runner, this.instance, log);
+  }
+
+  /** The console's traces across processes, over the gateway system (console-trace.ts). */
+  traces(): TraceRelay | undefined {
+    const system = this.gatewaySystem();
+    return system && natsTraceRelay(system, this.log);
+  }
+
+  /** `sagaway admin runs` over the gateway system (admin.ts); rejects when it is not connected. */
+  admin(): ClusterAdmin {
+    return {
+      runs: (waitMs) => {
+        const system = this.gatewaySystem();
+        return system ? collectRuns(system, waitMs) : Promise.resolve([]);
+      },
+    };
+  }
+
+  /** Self-checks that switched a library patch off in this process, by name (coalesce.ts). */
+  guardsOff(): Record<string, number> {
+    return { nats_coalesce: coalesceSwitchedOff() };
   }
 
   /** Serve the runners of this process: gateway requests, their streams, advertisements. */

@@ -1,6 +1,7 @@
 import type { KV } from '@nats-io/kv';
 import { SagawayError } from '../../core/errors.js';
-import type { NatsSystem } from '../nats.js';
+import type { OutcomeLookup, OutcomeStatus } from '../system.js';
+import type { NatsSystem } from './system.js';
 import {
   bucketName,
   correlationKey,
@@ -8,7 +9,6 @@ import {
   decodeOutcome,
   outcomeKey,
   statusOfOutcome,
-  type OutcomeStatus,
   type OutcomeValue,
 } from './outcome-value.js';
 
@@ -21,7 +21,7 @@ import {
 const ABSENT_RECHECK_MS = 2000;
 
 /** The reading side, in the gateway: the buckets of the runners without a journal. */
-export class OutcomeReader {
+export class OutcomeReader implements OutcomeLookup {
   private readonly buckets = new Map<string, KV>();
   /** runners whose bucket did not exist, until when that answer is trusted */
   private readonly absentUntil = new Map<string, number>();
@@ -100,10 +100,13 @@ export class OutcomeReader {
     if (known) return known;
     if ((this.absentUntil.get(runner) ?? 0) > Date.now()) return undefined;
     const name = bucketName(this.system.names, runner);
-    const exists = await this.system.manager!.streams.info(`KV_${name}`).then(
+    const { client, manager } = this.system.jetstream();
+    const { JetStreamApiError, JetStreamApiCodes } = await import('@nats-io/jetstream');
+    const exists = await manager.streams.info(`KV_${name}`).then(
       () => true,
       (err: unknown) => {
-        if (/stream not found/i.test(String((err as Error)?.message))) return false;
+        // by the server's JetStream code, not by the message's words
+        if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound) return false;
         throw err;
       },
     );
@@ -112,7 +115,7 @@ export class OutcomeReader {
       return undefined;
     }
     const { Kvm } = await import('@nats-io/kv');
-    const kv = await new Kvm(this.system.js!).open(name, { allow_direct: true });
+    const kv = await new Kvm(client).open(name, { allow_direct: true });
     this.buckets.set(runner, kv);
     return kv;
   }

@@ -12,10 +12,12 @@ import { createGateway, type Gateway } from '../../gateway/server.js';
 import { BUILTIN_HANDLERS } from '../../handlers/index.js';
 import { Host } from '../../runner/host.js';
 import { createState } from '../../states/index.js';
+import { createCluster } from '../../systems/index.js';
 import { PROBE_HANDLER } from '../../testing/probe-handler.js';
 import { bucketName, outcomeKey } from './outcome-value.js';
 import { OutcomeReader } from './outcome-reader.js';
 import { OutcomeRecorder } from './outcomes.js';
+import type { NatsHub } from './hub.js';
 
 /**
  * Outcomes without a journal (issue 13 part 1) on the real NATS: a runner with a nats system and
@@ -83,7 +85,7 @@ describe('outcomes without a journal (NATS KV)', { skip: natsDown ? skipOrFail(n
     await writeFile(join(dir, 'probe.mjs'), PROBE_HANDLER);
     await writeFile(join(dir, 'sagaway.yaml'), stringify(config));
     const { settings } = await loadConfig(join(dir, 'sagaway.yaml'));
-    host = await Host.start({ settings, log: silentLogger(), builtins: BUILTIN_HANDLERS, createState });
+    host = await Host.start({ settings, log: silentLogger(), builtins: BUILTIN_HANDLERS, createState, createCluster });
     assert.ok(await host.systemsConnected(10_000));
     gw = await createGateway({ settings, service: host, log: silentLogger(), status: host.statusReader() });
     // the bucket is opened once connected: until then runs are not recorded (a warm-up run)
@@ -101,7 +103,7 @@ describe('outcomes without a journal (NATS KV)', { skip: natsDown ? skipOrFail(n
 
   after(async () => {
     await gw?.close();
-    const jsm = host?.hub?.gatewaySystem()?.manager;
+    const jsm = (host?.cluster as NatsHub | undefined)?.gatewaySystem()?.jetstream().manager;
     for (const s of [`KV_${prefix}_status_svc`, `${prefix}_events`, `${prefix}_resp`])
       await jsm?.streams.delete(s).catch(() => undefined);
     await host?.close();
@@ -190,8 +192,8 @@ describe('outcomes without a journal (NATS KV)', { skip: natsDown ? skipOrFail(n
     const ls = await doneStatus(id, 'a');
     assert.equal((ls['error'] as { code: string }).code, 'UPSTREAM_REFUSED');
     const { Kvm } = await import('@nats-io/kv');
-    const system = host.hub!.gatewaySystem()!;
-    const kv = await new Kvm(system.js!).open(bucketName(system.names, 'svc'));
+    const system = (host.cluster as NatsHub).gatewaySystem()!;
+    const kv = await new Kvm(system.jetstream().client).open(bucketName(system.names, 'svc'));
     const raw = await kv.get(outcomeKey('key:alice', id));
     const text = Buffer.from(raw!.value).toString('utf8');
     assert.match(text, /UPSTREAM_REFUSED/);
@@ -210,14 +212,17 @@ describe('outcomes without a journal (NATS KV)', { skip: natsDown ? skipOrFail(n
   });
 
   test('the bucket has the TTL as max_age and keeps one value per key', async () => {
-    const info = await host.hub!.gatewaySystem()!.manager!.streams.info(`KV_${prefix}_status_svc`);
+    const info = await (host.cluster as NatsHub)
+      .gatewaySystem()!
+      .jetstream()
+      .manager.streams.info(`KV_${prefix}_status_svc`);
     assert.equal(info.config.max_age, 60_000 * 1_000_000);
     assert.equal(info.config.max_msgs_per_subject, 1);
     assert.equal(info.config.max_msg_size, 2048 + 1024);
   });
 
   test('a changed statusTtl or statusMaxSize updates the bucket; a runner without a bucket reads as nothing', async () => {
-    const system = host.hub!.gatewaySystem()!;
+    const system = (host.cluster as NatsHub).gatewaySystem()!;
     const other = new OutcomeRecorder(
       system,
       { name: 'svc', deployment: '1', statusTtlMs: 120_000, statusMaxBytes: 4096 },
@@ -225,14 +230,14 @@ describe('outcomes without a journal (NATS KV)', { skip: natsDown ? skipOrFail(n
       silentLogger(),
     );
     for (let i = 0; i < 100 && !other.ready; i++) await new Promise((res) => setTimeout(res, 20));
-    const info = await system.manager!.streams.info(`KV_${prefix}_status_svc`);
+    const info = await system.jetstream().manager.streams.info(`KV_${prefix}_status_svc`);
     assert.deepEqual([info.config.max_age, info.config.max_msg_size], [120_000 * 1_000_000, 4096 + 1024]);
     const reader = new OutcomeReader(system, ['never-ran'], () => true);
     assert.equal(await reader.lookup('key:alice', 'anything'), undefined);
   });
 
   test('a RUNNING run whose process is gone shows LOST', async () => {
-    const system = host.hub!.gatewaySystem()!;
+    const system = (host.cluster as NatsHub).gatewaySystem()!;
     const ghost = new OutcomeRecorder(
       system,
       { name: 'svc', deployment: '1', statusTtlMs: 60_000, statusMaxBytes: 2048 },

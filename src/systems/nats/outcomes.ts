@@ -1,7 +1,9 @@
 import type { MsgHdrs } from '@nats-io/transport-node';
 import type { Logger } from '../../core/logger.js';
 import type { SagaResult } from '../../core/types.js';
-import type { NatsSystem } from '../nats.js';
+import type { OutcomeHandle as PortHandle, OutcomeWriter, RecordedRunner } from '../system.js';
+import { JetStreamPublishError, pubAckSequence } from './request-mux.js';
+import type { NatsSystem } from './system.js';
 import {
   bucketName,
   correlationKey,
@@ -35,11 +37,6 @@ import {
  *   one per run, at most MAX_HELD runs) and put when it is back, the correlation index is skipped.
  */
 
-/** `runners.R.statusTtl` when not set (settings made by code; compile fills it). */
-export const DEFAULT_STATUS_TTL_MS = 24 * 3600_000;
-/** `runners.R.statusMaxSize` when not set. */
-export const DEFAULT_STATUS_MAX_BYTES = 64 * 1024;
-
 /** One put in this many asks for the server's acknowledgement (failures are noticed, not paid for on every put). */
 const ACK_SAMPLE = 64;
 /** Sampled puts awaiting their acknowledgement at most; beyond, puts are sent without asking. */
@@ -53,17 +50,8 @@ const MAX_HELD = 10_000;
 /** How often a skipped or failed write is logged at most. */
 const LOG_EVERY_MS = 10_000;
 
-/** What a recorder needs to know about its runner. */
-export interface RecordedRunner {
-  name: string;
-  deployment: string;
-  statusTtlMs: number;
-  statusMaxBytes: number;
-}
-
 /** A run being recorded. */
-export interface OutcomeHandle {
-  readonly key: string;
+export interface OutcomeHandle extends PortHandle {
   /** the fields that never change */
   readonly fixed: OutcomeFixed;
   /** their JSON of the fields that never change, without its closing brace (outcome-value.ts outcomeHead) */
@@ -71,7 +59,7 @@ export interface OutcomeHandle {
 }
 
 /** The writing side, in the runner process: one per runner without a journal. */
-export class OutcomeRecorder {
+export class OutcomeRecorder implements OutcomeWriter {
   private opened = false;
   private readonly subjectPrefix: string;
   /** the header of a put that only writes a key without a value (Nats-Expected-Last-Subject-Sequence: 0) */
@@ -110,13 +98,13 @@ export class OutcomeRecorder {
     const { Kvm } = await import('@nats-io/kv');
     const { nanos, headers } = await import('@nats-io/transport-node');
     const maxMsg = this.runner.statusMaxBytes + HEADER_ROOM;
-    await new Kvm(this.system.js!).create(this.bucket, {
+    const { client, manager: jsm } = this.system.jetstream();
+    await new Kvm(client).create(this.bucket, {
       history: 1,
       ttl: this.runner.statusTtlMs,
       maxValueSize: maxMsg,
       description: `sagaway: outcomes of runner ${this.runner.name} for /api/status`,
     });
-    const jsm = this.system.manager!;
     const stream = `KV_${this.bucket}`;
     const info = await jsm.streams.info(stream);
     const maxAge = nanos(this.runner.statusTtlMs);
@@ -131,10 +119,9 @@ export class OutcomeRecorder {
 
   /** Put the values held during an outage (open(), after every reconnection). */
   private flushHeld(): void {
-    const nc = this.system.nc;
-    if (!nc || !this.system.isConnected || this.held.size === 0) return;
+    if (!this.system.isConnected || this.held.size === 0) return;
     const count = this.held.size;
-    for (const [key, value] of this.held) nc.publish(`${this.subjectPrefix}${key}`, value);
+    for (const [key, value] of this.held) this.system.publish(`${this.subjectPrefix}${key}`, value);
     this.held.clear();
     this.log.info({ count }, 'outcomes held during the outage written');
   }
@@ -167,7 +154,9 @@ export class OutcomeRecorder {
   }
 
   /** Record the outcome (DONE). Call before the result is sent back (see the ordering note above). */
-  end(handle: OutcomeHandle, result: SagaResult): void {
+  end(h: PortHandle, result: SagaResult): void {
+    // only handles of begin() come here (the port's handle is opaque to the runner)
+    const handle = h as OutcomeHandle;
     const now = Date.now();
     const full = (): OutcomeValue => ({
       ...handle.fixed,
@@ -191,8 +180,7 @@ export class OutcomeRecorder {
   private put(key: string, value: Uint8Array, create: boolean): void {
     // Before this process has opened the bucket, it usually exists already (another replica, an
     // earlier start): the put is sent anyway, and lands as soon as the bucket is there.
-    const nc = this.system.nc;
-    if (!nc || !this.system.isConnected || (create && !this.firstWins)) {
+    if (!this.system.isConnected || (create && !this.firstWins)) {
       if (!create) {
         // kept for the reconnection (flushHeld); the oldest goes first past the bound
         this.held.delete(key);
@@ -206,16 +194,20 @@ export class OutcomeRecorder {
     const subject = `${this.subjectPrefix}${key}`;
     const options = create ? { headers: this.firstWins } : undefined;
     if (++this.writes % ACK_SAMPLE !== 0 || this.unacked >= MAX_UNACKED) {
-      nc.publish(subject, value, options);
+      this.system.publish(subject, value, options);
       return;
     }
     this.unacked++;
-    nc.request(subject, value, { timeout: this.system.settings.publishTimeoutMs, ...options }).then(
+    this.system.request(subject, value, { timeout: this.system.settings.publishTimeoutMs, ...options }).then(
       (msg) => {
         this.unacked--;
-        const error = pubAckError(msg.data);
-        // A correlation id that an earlier run of the caller already has keeps pointing there.
-        if (error && !(create && error.err_code === WRONG_LAST_SEQUENCE)) this.failed('outcome not kept', error);
+        try {
+          pubAckSequence(msg.data);
+        } catch (err) {
+          // A correlation id that an earlier run of the caller already has keeps pointing there.
+          const taken = err instanceof JetStreamPublishError && err.errCode === WRONG_LAST_SEQUENCE;
+          if (!(create && taken)) this.failed('outcome not kept', err as Error);
+        }
       },
       (err: unknown) => {
         this.unacked--;
@@ -230,17 +222,5 @@ export class OutcomeRecorder {
     if (now - this.lastLog < LOG_EVERY_MS) return;
     this.lastLog = now;
     this.log.warn({ lost: this.lost, ...(err ? { err: String(err.message ?? err.description) } : {}) }, message);
-  }
-}
-
-/** The error of a JetStream publish acknowledgement, if it is one. */
-function pubAckError(data: Uint8Array): { err_code?: number; description?: string } | undefined {
-  try {
-    const ack = JSON.parse(Buffer.from(data).toString('utf8')) as {
-      error?: { err_code?: number; description?: string };
-    };
-    return ack.error;
-  } catch {
-    return { description: 'unreadable acknowledgement' };
   }
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { NATS, natsUnavailableReason, skipOrFail } from '../../../test/nats-available.js';
 import { classifyRequestError } from './errors.js';
-import { jetstreamPublish, MuxRequestError, RequestMux } from './request-mux.js';
+import { jetstreamPublish, JetStreamPublishError, MuxRequestError, RequestMux } from './request-mux.js';
 
 /** Gateway -> runner requests over one reply subscription, on the real NATS server. */
 
@@ -86,9 +86,16 @@ test(
       assert.equal((await jsm.streams.info(name)).state.messages, 10, 'stored');
       const refused = await jetstreamPublish(mux, `${name}x.a`, Buffer.from('x'), 2000).catch((e: unknown) => e);
       assert.ok(refused instanceof MuxRequestError && refused.kind === 'no-responders');
+      // a stream that refuses the message (too large for it) answers a typed error with its code
+      await jsm.streams.add({ name: `${name}_small`, subjects: [`${name}_small.>`], max_msg_size: 16 });
+      const big = await jetstreamPublish(mux, `${name}_small.a`, Buffer.alloc(64), 2000).catch((e: unknown) => e);
+      assert.ok(big instanceof JetStreamPublishError, String(big));
+      assert.equal(big.code, 'refused');
+      assert.equal(typeof big.errCode, 'number');
       mux.close();
     } finally {
       await jsm.streams.delete(name).catch(() => undefined);
+      await jsm.streams.delete(`${name}_small`).catch(() => undefined);
       await nc.close();
     }
   },

@@ -83,10 +83,28 @@ export class RequestMux {
 }
 
 /**
+ * Why JetStream did not store a message, by code (never by its text, which the server words):
+ * `refused`: the server answered with an error (its JetStream `errCode` and description kept);
+ * `no-sequence`: the acknowledgement had neither error nor sequence; `unreadable`: it was not JSON.
+ */
+export class JetStreamPublishError extends Error {
+  constructor(
+    readonly code: 'refused' | 'no-sequence' | 'unreadable',
+    /** the server's JetStream error code (`refused` only) */
+    readonly errCode?: number,
+    description?: string,
+  ) {
+    super(`not stored: ${description ?? code}`);
+    this.name = 'JetStreamPublishError';
+  }
+}
+
+/**
  * Store `data` in the JetStream stream that captures `subject` and resolve with its sequence
  * number, once the server has stored it (its PubAck). The same as the JetStream client's
- * publish() without a message id, over the shared reply subscription. Rejects when no stream
- * captures the subject (no responders), on timeout, and with the server's error text.
+ * publish() without a message id, over the shared reply subscription. Rejects with
+ * MuxRequestError when no stream captures the subject (no responders) or on timeout, and with
+ * JetStreamPublishError when the server does not store it.
  */
 export async function jetstreamPublish(
   mux: RequestMux,
@@ -95,18 +113,25 @@ export async function jetstreamPublish(
   timeoutMs: number,
 ): Promise<number> {
   const msg = await mux.request(subject, data, timeoutMs);
-  let ack: { seq?: unknown; error?: { description?: unknown } };
+  return pubAckSequence(msg.data);
+}
+
+/** The sequence of a PubAck, or the JetStreamPublishError it carries. */
+export function pubAckSequence(data: Uint8Array): number {
+  let ack: { seq?: unknown; error?: { err_code?: unknown; description?: unknown } };
   try {
-    ack = JSON.parse(
-      Buffer.from(msg.data.buffer, msg.data.byteOffset, msg.data.byteLength).toString('utf8'),
-    ) as typeof ack;
+    ack = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as typeof ack;
   } catch {
-    throw new Error('unreadable JetStream acknowledgement');
+    throw new JetStreamPublishError('unreadable');
   }
-  if (ack.error !== undefined || typeof ack.seq !== 'number') {
-    throw new Error(
-      `not stored: ${typeof ack.error?.description === 'string' ? ack.error.description : 'no sequence'}`,
+  if (ack.error !== undefined) {
+    const { err_code: code, description } = ack.error ?? {};
+    throw new JetStreamPublishError(
+      'refused',
+      typeof code === 'number' ? code : undefined,
+      typeof description === 'string' ? description : undefined,
     );
   }
+  if (typeof ack.seq !== 'number') throw new JetStreamPublishError('no-sequence');
   return ack.seq;
 }

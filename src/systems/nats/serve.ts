@@ -1,26 +1,18 @@
 import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
-import type { Msg, Subscription } from '@nats-io/transport-node';
+import type { Msg, Subscription, SubscriptionOptions } from '@nats-io/transport-node';
 import type { StreamBindingSettings } from '../../config/settings.js';
 import { Cancel } from '../../core/cancel.js';
 import { toErrorInfo } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
-import type { NatsSystem } from '../nats.js';
+import type { NatsSystem } from './system.js';
 import { ADVERTISE_INTERVAL_MS, type Advertisement } from './directory.js';
 import { lineageFromWire } from '../../core/lineage.js';
 import { decode, encode, failResult, isEventWire, isRunWire, WIRE_VERSION, type EventWire } from './wire.js';
-import type { RunnerEndpoint } from '../system.js';
+import type { RunnerEndpoint, ServeObserver } from '../system.js';
 
 /** The runners this process serves over NATS: the transports' one endpoint interface. */
 export type NatsEndpoint = RunnerEndpoint;
-
-/** Hooks for metrics of the serving side (all optional). */
-export interface ServeObserver {
-  /** an event ran on this process: its stream, status and duration */
-  event?(stream: string, status: string, seconds: number, redelivered: boolean): void;
-  /** a saga request from the gateway was answered */
-  run?(outcome: string, seconds: number): void;
-}
 
 /** Events one replica runs at once per stream (JetStream holds the rest). */
 const CONCURRENCY = 64;
@@ -82,26 +74,27 @@ export class NatsServer {
   }
 
   private subscribe(): void {
-    const nc = this.system.nc!;
     const names = this.system.names;
+    const sub = (subject: string, options: SubscriptionOptions): void => {
+      const s = this.system.subscribe(subject, options);
+      if (s) this.subs.push(s);
+    };
     if (this.serveRequests) {
       for (const endpoint of this.endpoints) {
         const subject = names.run(endpoint.name);
-        this.subs.push(
-          nc.subscribe(subject, {
-            queue: subject,
-            callback: (err, msg) => {
-              if (!err) this.track(this.serveRun(endpoint, msg));
-            },
-          }),
-        );
+        sub(subject, {
+          queue: subject,
+          callback: (err, msg) => {
+            if (!err) this.track(this.serveRun(endpoint, msg));
+          },
+        });
       }
     }
-    this.subs.push(nc.subscribe(names.advQuery, { callback: () => this.advertise() }));
+    sub(names.advQuery, { callback: () => this.advertise() });
   }
 
   private async ensureConsumers(): Promise<void> {
-    const jsm = this.system.manager!;
+    const jsm = this.system.jetstream().manager;
     const { AckPolicy, DeliverPolicy } = await import('@nats-io/jetstream');
     const { nanos } = await import('@nats-io/transport-node');
     const s = this.system.settings;
@@ -136,7 +129,7 @@ export class NatsServer {
     const durable = this.system.names.consumer(binding.name, endpoint.name, endpoint.deployment);
     while (!this.stopping) {
       try {
-        const consumer = await this.system.js!.consumers.get(this.system.names.eventsStream, durable);
+        const consumer = await this.system.jetstream().client.consumers.get(this.system.names.eventsStream, durable);
         const messages = await consumer.consume({ max_messages: CONCURRENCY });
         this.consumers.push(messages);
         for await (const m of messages) this.track(this.runEvent(endpoint, binding, m));
@@ -275,9 +268,8 @@ export class NatsServer {
   }
 
   private advertise(bye = false): void {
-    const nc = this.system.nc;
-    if (!nc || !this.system.isConnected) return;
-    for (const ad of this.advertisements(bye)) nc.publish(this.system.names.adv, JSON.stringify(ad));
+    if (!this.system.isConnected) return;
+    for (const ad of this.advertisements(bye)) this.system.publish(this.system.names.adv, JSON.stringify(ad));
   }
 
   /** Stop taking work, let running events finish (bounded), and say goodbye. */
@@ -295,6 +287,6 @@ export class NatsServer {
     ]);
     clearTimeout(grace);
     this.advertise(true);
-    await this.system.nc?.flush().catch(() => undefined);
+    await this.system.flush().catch(() => undefined);
   }
 }

@@ -1,12 +1,12 @@
-import { Cancel } from '../core/cancel.js';
+import { Cancel } from '../../core/cancel.js';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { silentLogger } from '../core/logger.js';
-import { startTestHost, type TestHost } from '../testing/index.js';
-import { PROBE_HANDLER } from '../testing/probe-handler.js';
-import { NatsHub } from './nats/hub.js';
-import { NATS, natsUnavailableReason, skipOrFail, prefixStreams } from '../../test/nats-available.js';
+import { silentLogger } from '../../core/logger.js';
+import { startTestHost, type TestHost } from '../../testing/index.js';
+import { PROBE_HANDLER } from '../../testing/probe-handler.js';
+import { NatsHub } from './hub.js';
+import { NATS, natsUnavailableReason, skipOrFail, prefixStreams } from '../../../test/nats-available.js';
 
 /**
  * The nats system in one process (real NATS at 127.0.0.1:4222): a stream on a nats system goes
@@ -182,7 +182,7 @@ describe('nats system in process', { skip: natsDown ? skipOrFail(natsDown) : fal
     const { AckPolicy } = await import('@nats-io/jetstream');
     const { nanos } = await import('@nats-io/transport-node');
     // A "runner" that takes deliveries and dies before answering, every time.
-    await sys.manager!.consumers.add(sys.names.eventsStream, {
+    await sys.jetstream().manager.consumers.add(sys.names.eventsStream, {
       durable_name: 'dead',
       ack_policy: AckPolicy.Explicit,
       ack_wait: nanos(300),
@@ -190,7 +190,7 @@ describe('nats system in process', { skip: natsDown ? skipOrFail(natsDown) : fal
       filter_subject: sys.names.event('work', 'ghost', '1'),
     });
     let deliveries = 0;
-    const consumer = await sys.js!.consumers.get(sys.names.eventsStream, 'dead');
+    const consumer = await sys.jetstream().client.consumers.get(sys.names.eventsStream, 'dead');
     const messages = await consumer.consume({ max_messages: 10 });
     void (async () => {
       for await (const _m of messages) deliveries++;

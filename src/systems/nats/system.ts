@@ -1,21 +1,30 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import type { NatsSystemSettings } from '../config/settings.js';
-import type { Cancellable } from '../core/cancel.js';
-import { SagawayError, toErrorInfo } from '../core/errors.js';
-import type { Logger } from '../core/logger.js';
-import type { SagaRequest, SagaResult } from '../core/types.js';
-import { ADVERTISE_INTERVAL_MS, Directory } from './nats/directory.js';
-import { Names } from './nats/names.js';
-import type { PendingEvent, PendingReplies } from './nats/pending.js';
-import { decode, encode, isReplyWire, WIRE_VERSION, type EventWire, type ReplyRoute } from './nats/wire.js';
-import type { EventMessage, EventReply } from '../core/messages.js';
-import type { System } from './system.js';
-import { ConnectionLostError, type NatsErrorTypes } from './nats/errors.js';
-import { runOverNats, unavailable } from './nats/run-client.js';
-import { jetstreamPublish, RequestMux } from './nats/request-mux.js';
-import { coalesceWrites } from './nats/coalesce.js';
-import { ensureStreams } from './nats/streams.js';
+import type {
+  Msg,
+  NatsConnection,
+  Payload,
+  PublishOptions,
+  RequestOptions,
+  Subscription,
+  SubscriptionOptions,
+} from '@nats-io/transport-node';
+import type { NatsSystemSettings } from '../../config/settings.js';
+import type { Cancellable } from '../../core/cancel.js';
+import { SagawayError, toErrorInfo } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import type { SagaRequest, SagaResult } from '../../core/types.js';
+import { ADVERTISE_INTERVAL_MS, Directory } from './directory.js';
+import { Names } from './names.js';
+import type { PendingEvent, PendingReplies } from './pending.js';
+import { decode, encode, eventWire, isReplyWire, replyRouteFor, type ReplyRoute } from './wire.js';
+import type { EventMessage, EventReply } from '../../core/messages.js';
+import type { System } from '../system.js';
+import { ConnectionLostError, NotConnectedError, type NatsErrorTypes } from './errors.js';
+import { runOverNats, unavailable } from './run-client.js';
+import { jetstreamPublish, JetStreamPublishError, MuxRequestError, RequestMux } from './request-mux.js';
+import { coalesceWrites } from './coalesce.js';
+import { ensureStreams } from './streams.js';
+import { connectUntilUp } from './connect.js';
 
 /** Fallback when the server does not say (NATS' own default). */
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
@@ -53,8 +62,10 @@ export class NatsSystem implements System {
   readonly name: string;
   readonly names: Names;
   readonly directory = new Directory();
-  nc: NatsConnection | undefined;
-  js: JetStreamClient | undefined;
+  // The connection and its JetStream handles change at every (re)connection and close: private,
+  // reached through publish / subscribe / request / flush / jetstream() below.
+  private nc: NatsConnection | undefined;
+  private js: JetStreamClient | undefined;
   private jsm: JetStreamManager | undefined;
   private connected = false;
   private closed = false;
@@ -90,6 +101,34 @@ export class NatsSystem implements System {
     return this.nc?.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
   }
 
+  /** Publish on core NATS (nothing stored); false when there is no connection. Throws what nats.js throws. */
+  publish(subject: string, data?: Payload, options?: PublishOptions): boolean {
+    if (!this.nc) return false;
+    this.nc.publish(subject, data, options);
+    return true;
+  }
+
+  /** Subscribe on the connection; undefined when there is none yet. */
+  subscribe(subject: string, options: SubscriptionOptions): Subscription | undefined {
+    return this.nc?.subscribe(subject, options);
+  }
+
+  /** nats.js's own request (headers, its timeout); rejects when there is no connection. */
+  request(subject: string, data: Payload, options: RequestOptions): Promise<Msg> {
+    return this.nc ? this.nc.request(subject, data, options) : Promise.reject(new NotConnectedError());
+  }
+
+  /** Resolves once the server has processed everything sent so far (no-op without a connection). */
+  async flush(): Promise<void> {
+    await this.nc?.flush();
+  }
+
+  /** The JetStream client and manager of the connection; throws NotConnectedError before the first one. */
+  jetstream(): { client: JetStreamClient; manager: JetStreamManager } {
+    if (!this.js || !this.jsm) throw new NotConnectedError();
+    return { client: this.js, manager: this.jsm };
+  }
+
   /** Run `hook` after every (re)connection, and now if connected. */
   whenConnected(hook: () => Promise<void>): void {
     this.onConnect.push(hook);
@@ -103,46 +142,13 @@ export class NatsSystem implements System {
   }
 
   private async connectLoop(): Promise<void> {
-    const { connect, createInbox, RequestError, TimeoutError, NoRespondersError } =
-      await import('@nats-io/transport-node');
+    const { createInbox, RequestError, TimeoutError, NoRespondersError } = await import('@nats-io/transport-node');
     this.errorTypes = { RequestError, TimeoutError, NoRespondersError };
     const { jetstream, jetstreamManager } = await import('@nats-io/jetstream');
-    const s = this.options.settings;
-    const options = {
-      servers: [...s.servers],
-      name: `sagaway-${this.options.instance}`,
-      ...(s.user !== undefined ? { user: s.user } : {}),
-      ...(s.pass !== undefined ? { pass: s.pass } : {}),
-      ...(s.token !== undefined ? { token: s.token } : {}),
-      timeout: s.connectTimeoutMs,
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 250,
-      reconnectJitter: 100,
-      pingInterval: 10_000,
-      // nats.js otherwise creates a RequestError and a TimeoutError, stack traces included, on
-      // every request and JetStream publish in case one is needed later; only their messages
-      // are used here (errText), and the stacks were ≈ 15% of an orchestrator's CPU per event.
-      noAsyncTraces: true,
-    };
-    // The first connection is retried here rather than by nats.js (waitOnFirstConnect), so that
-    // close() stops the attempts: a process whose broker is down still exits when asked to.
-    let nc: Awaited<ReturnType<typeof connect>> | undefined;
-    for (let attempt = 0; !nc; attempt++) {
-      if (this.closed) return;
-      try {
-        nc = await connect(options);
-      } catch (err) {
-        if (attempt === 0) this.log.warn({ err: errText(err) }, 'NATS not reachable; retrying');
-        // unref: a pause between attempts never keeps a stopping process alive
-        await new Promise((r) => setTimeout(r, Math.min(2000, 250 * 2 ** Math.min(attempt, 3))).unref());
-      }
-    }
-    if (this.closed) {
-      await nc.close();
-      return;
-    }
+    const nc = await connectUntilUp(this.options.settings, this.options.instance, this.log, () => this.closed);
+    if (!nc) return;
     this.nc = nc;
-    if (!coalesceWrites(nc)) this.log.debug('nats.js internals differ: writes not coalesced');
+    coalesceWrites(nc, this.log);
     this.requestMux = new RequestMux(nc, createInbox());
     this.js = jetstream(nc);
     this.jsm = await jetstreamManager(nc, { checkAPI: false });
@@ -261,7 +267,7 @@ export class NatsSystem implements System {
     const found = this.directory.targets(this.name, event.stream, event.meta);
     if ('error' in found)
       return { status: 'FAIL', error: found.error, inputElement: null, outputElement: null, sent: false };
-    const route = this.replyRoute(event);
+    const route = replyRouteFor(event.meta, this, (n) => this.options.peer(n), this.options.instance);
     if ('error' in route)
       return { status: 'FAIL', error: route.error, inputElement: null, outputElement: null, sent: false };
 
@@ -281,27 +287,7 @@ export class NatsSystem implements System {
     };
     try {
       for (const t of found.targets) {
-        // Field by field, not `...event`: the spread copied every field through a generic path
-        // and was a tenth of dispatch's own CPU in issue 13's profile; params only when present.
-        const wire: EventWire = {
-          id: event.id,
-          runId: event.runId,
-          stepId: event.stepId,
-          idempotencyKey: event.idempotencyKey,
-          stream: event.stream,
-          meta: event.meta,
-          payload: event.payload,
-          context: event.context,
-          params: event.params,
-          // the sending run's lineage (core/lineage.ts): an onFail run's descendants start no
-          // onFail in the executing process either, and the request's run count goes along
-          lineage: event.lineage,
-          deadline: event.deadline,
-          v: WIRE_VERSION,
-          reply: route.route,
-          runner: t.runner,
-          deployment: t.deployment,
-        };
+        const wire = eventWire(event, route.route, t.runner, t.deployment);
         pending.messages.set(targetKey(t.runner, t.deployment), encode(wire, this.maxPayload, 'event'));
       }
     } catch (err) {
@@ -362,7 +348,10 @@ export class NatsSystem implements System {
           this.options.pending.published(this.name, seq, p.eventId, key);
           sent++;
         } catch (err) {
-          this.log.warn({ err: errText(err), stream: p.stream, step: p.stepId }, 'event not stored');
+          // by type: a broker refusal keeps its JetStream code, a missing stream or a timeout is a MuxRequestError
+          const code =
+            err instanceof JetStreamPublishError || err instanceof MuxRequestError ? { code: codeOf(err) } : {};
+          this.log.warn({ err: errText(err), ...code, stream: p.stream, step: p.stepId }, 'event not stored');
         }
       }),
     );
@@ -382,30 +371,10 @@ export class NatsSystem implements System {
     }
   }
 
-  private replyRoute(event: EventMessage): { route: ReplyRoute } | { error: ReturnType<typeof toErrorInfo> } {
-    const systemName = event.meta.responseSystem ?? this.name;
-    const system = systemName === this.name ? this : this.options.peer(systemName);
-    if (!system) {
-      return {
-        error: toErrorInfo(
-          new SagawayError('RUNNER_UNAVAILABLE', `responseSystem "${systemName}" is not a connected nats system`),
-        ),
-      };
-    }
-    const instance = this.options.instance;
-    const stream = event.meta.responseStream;
-    return {
-      route:
-        stream === undefined
-          ? { system: systemName, subject: system.names.reply(instance), durable: false }
-          : { system: systemName, subject: system.names.response(stream, instance), durable: true },
-    };
-  }
-
   /** Store a message in JetStream and answer its sequence (nats/request-mux.ts jetstreamPublish). */
   private storeMessage(subject: string, data: Uint8Array): Promise<number> {
     const mux = this.requestMux;
-    if (!mux) return Promise.reject(new Error('not connected'));
+    if (!mux) return Promise.reject(new NotConnectedError());
     return jetstreamPublish(mux, subject, data, this.options.settings.publishTimeoutMs);
   }
 
@@ -414,18 +383,13 @@ export class NatsSystem implements System {
     if (route.durable) {
       await this.storeMessage(route.subject, message);
     } else {
-      this.nc!.publish(route.subject, message);
+      if (!this.publish(route.subject, message)) throw new NotConnectedError();
     }
   }
 
   /** The runners' advertisement interval, for callers that wait for a full round. */
   get advertiseIntervalMs(): number {
     return ADVERTISE_INTERVAL_MS;
-  }
-
-  /** The JetStream manager (consumers are created by the serving side). */
-  get manager(): JetStreamManager | undefined {
-    return this.jsm;
   }
 
   async ready(): Promise<boolean> {
@@ -458,6 +422,10 @@ function failReply(code: 'RUNNER_UNAVAILABLE', message: string): EventReply {
     outputElement: null,
     sent: false,
   };
+}
+
+function codeOf(err: JetStreamPublishError | MuxRequestError): string {
+  return err instanceof MuxRequestError ? err.kind : `${err.code}${err.errCode !== undefined ? `:${err.errCode}` : ''}`;
 }
 
 function errText(err: unknown): string {
