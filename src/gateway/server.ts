@@ -11,7 +11,7 @@ import { DEFAULT_CONSOLE, type Settings } from '../config/settings.js';
 import type { TraceSource } from '../core/trace.js';
 import { registerConsole } from './console/routes.js';
 import type { Logger } from '../core/logger.js';
-import type { SagaService } from '../core/messages.js';
+import type { SagaService, StatusSource } from '../core/messages.js';
 import { ApiMap, ROUTED_METHODS } from './apis/api-map.js';
 import { Authenticator } from './auth/authenticator.js';
 import { admitter, FORM_PREFIX, type GatewayContext } from './context.js';
@@ -30,7 +30,7 @@ import { unmappedSagaPaths } from './apis/route-check.js';
 import { registerStatic } from './http/static.js';
 import { fastifyTrustProxy, trustProxyWarning } from './http/trust-proxy.js';
 import { registerOpenApi } from './http/openapi.js';
-import { registerStatusRoute, type StatusSource } from './http/status-route.js';
+import { registerStatusRoute } from './http/status-route.js';
 import { StreamRegistry } from './stream/limits.js';
 import { streamHandler } from './stream/route.js';
 

@@ -1,6 +1,6 @@
 import type { Settings } from '../../config/settings.js';
 import type { RawEventMeta } from '../../config/schema.js';
-import { effectiveSettingsFor } from '../../runner/executor/effective-settings.js';
+import { effectiveSettingsFor } from '../../config/effective-settings.js';
 import type { CompiledSaga, CompiledStep } from '../../saga/graph.js';
 import { FORM_PREFIX } from '../context.js';
 import { routeReport } from '../apis/route-check.js';

@@ -5,7 +5,7 @@ import type { ConsoleSettings, Settings } from '../../config/settings.js';
 import type { TraceSource } from '../../core/trace.js';
 import type { GatewayContext } from '../context.js';
 import { problemFor, sendProblem } from '../http/problem.js';
-import type { StatusSource } from '../http/status-route.js';
+import type { StatusSource } from '../../core/messages.js';
 import { consoleGuard, stillAllowed } from './access.js';
 import { ConsoleFeed } from './feed.js';
 import { buildModel } from './model.js';

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { toErrorInfo } from '../../core/errors.js';
-import type { AnyRunStatus, LookupOptions } from '../../runner/status.js';
-import type { JournaledRun } from '../../runner/orchestrator/journal.js';
+import type { AnyRunStatus, StatusSource } from '../../core/messages.js';
 import { callerKey } from '../../core/caller.js';
 import { ANONYMOUS } from '../auth/authenticator.js';
 import { extractCredential } from '../auth/credentials.js';
@@ -25,14 +24,6 @@ import { isSaneId } from './request-id.js';
  * Every other 503 of the gateway (a broker or database outage surfacing as RUNNER_UNAVAILABLE
  * or STATE_UNAVAILABLE) also gets a `Retry-After` here when its route did not set one.
  */
-
-/** Where run statuses come from: the journals, else the outcome buckets (runner/status.ts). */
-export interface StatusSource {
-  /** `scope`: the caller's (core/caller.ts callerKey); `id`: a run id, or with `byCorrelation` also a correlation id */
-  lookup(scope: string, id: string, options?: LookupOptions): Promise<AnyRunStatus | undefined>;
-  /** the latest runs, newest first (the console); absent = none listed */
-  recent?(limit: number): Promise<JournaledRun[]>;
-}
 
 /** Seconds a client is told to wait before retrying after a 503. */
 export const RETRY_AFTER_SECONDS = 1;

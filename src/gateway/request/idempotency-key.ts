@@ -14,7 +14,7 @@ import {
 import type { Admitted } from '../context.js';
 import type { Format } from '../apis/saga-path.js';
 import { toErrorInfo } from '../../core/errors.js';
-import type { AnyRunStatus } from '../../runner/status.js';
+import type { AnyRunStatus } from '../../core/messages.js';
 import { sendResult } from './respond.js';
 import { problemFor, sendProblem } from '../http/problem.js';
 
@@ -85,7 +85,7 @@ export interface IdempotencyOptions {
   status?: RunStatusSource;
 }
 
-/** The run statuses a gateway reads (runner/status.ts StatusLookup). */
+/** The run statuses a gateway reads (core/messages.ts StatusSource). */
 export interface RunStatusSource {
   lookup(scope: string, id: string): Promise<AnyRunStatus | undefined>;
 }

@@ -1,5 +1,6 @@
 import type { KV } from '@nats-io/kv';
 import { SagawayError } from '../../core/errors.js';
+import type { OutcomeStatus } from '../../core/messages.js';
 import type { NatsSystem } from '../nats.js';
 import {
   bucketName,
@@ -8,7 +9,6 @@ import {
   decodeOutcome,
   outcomeKey,
   statusOfOutcome,
-  type OutcomeStatus,
   type OutcomeValue,
 } from './outcome-value.js';
 
@@ -43,7 +43,7 @@ export class OutcomeReader {
 
   /**
    * The status of run `id` (a run id, else with `byCorrelation` a correlation id: see
-   * runner/status.ts LookupOptions) for the caller `scope`; 503 when the broker is away.
+   * core/messages.ts LookupOptions) for the caller `scope`; 503 when the broker is away.
    */
   async lookup(
     scope: string,

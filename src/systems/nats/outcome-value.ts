@@ -1,6 +1,7 @@
 import { hash as digest } from 'node:crypto';
 import type { ErrorInfo } from '../../core/errors.js';
 import { isObject } from '../../core/path.js';
+import type { OutcomeStatus } from '../../core/messages.js';
 import type { SagaResult } from '../../core/types.js';
 import { token, type Names } from './names.js';
 
@@ -32,21 +33,6 @@ export interface OutcomeValue {
   error?: ErrorInfo;
   startedAt: number;
   updatedAt: number;
-}
-
-/** What `GET /api/status/<id>` shows for a run of the bucket (the journal's RunStatus, plus LOST and responseOmitted). */
-export interface OutcomeStatus {
-  requestId: string;
-  correlationId?: string;
-  /** LOST: the process that ran it stopped before it ended, and without a journal nobody resumes it */
-  status: 'RUNNING' | 'DONE' | 'LOST';
-  outcome?: SagaResult['outcome'];
-  http?: number;
-  response?: unknown;
-  responseOmitted?: number;
-  error?: ErrorInfo;
-  startedAt: string;
-  updatedAt: string;
 }
 
 /** The bucket of one runner's outcomes on one nats system: `<prefix>_status_<runner>`. */
