@@ -4,8 +4,8 @@ import type { EventMessage, EventReply, SagaService } from '../core/messages.js'
 import type { SagaRequest, SagaResult } from '../core/types.js';
 
 /**
- * The transport contract. `local.ts` delivers in process; `nats.ts` (later) goes through NATS
- * JetStream. Both carry the same two kinds of traffic: gateway -> runner saga requests, and
+ * The transport contract. `local.ts` delivers in process; the NATS system (`nats.ts`, `nats/`)
+ * goes through NATS JetStream. Both carry the same two kinds of traffic: gateway -> runner saga requests, and
  * orchestrator -> executing runner events with their replies.
  */
 

@@ -4,7 +4,7 @@ import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
 import type { ConsoleSettings, Settings } from '../../config/settings.js';
 import type { TraceSource } from '../../core/trace.js';
 import type { GatewayContext } from '../context.js';
-import { problemFor, sendProblem } from '../http/problem.js';
+import { problemFor, sendProblem } from '../http/helpers/problem.js';
 import type { StatusSource } from '../../core/messages.js';
 import { consoleGuard, stillAllowed } from './access.js';
 import { ConsoleFeed } from './feed.js';
