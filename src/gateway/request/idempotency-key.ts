@@ -13,7 +13,7 @@ import {
 import type { Admitted } from '../forms/admit.js';
 import type { Format } from '../apis/saga-path.js';
 import { toErrorInfo } from '../../core/errors.js';
-import type { AnyRunStatus } from '../../core/messages.js';
+import type { AnyRunStatus, StatusSource } from '../../core/messages.js';
 import { sendResult } from './respond.js';
 import { problemFor, sendProblem } from '../http/helpers/problem.js';
 import { parseIdempotencyKey } from './idempotency-header.js';
@@ -76,12 +76,7 @@ export interface IdempotencyOptions {
   /** the clock; default Date.now */
   now?: () => number;
   /** where a key's run is looked up (journals, outcome buckets); absent = the lock alone decides */
-  status?: RunStatusSource;
-}
-
-/** The run statuses a gateway reads (core/messages.ts StatusSource). */
-export interface RunStatusSource {
-  lookup(scope: string, id: string): Promise<AnyRunStatus | undefined>;
+  status?: Pick<StatusSource, 'lookup'>;
 }
 
 /** A key taken by a request that is running (or answered from its first run). */
@@ -100,7 +95,7 @@ interface Pending {
 export async function openIdempotencyKeys(
   settings: Settings,
   log: Logger,
-  status?: RunStatusSource,
+  status?: StatusSource,
 ): Promise<IdempotencyKeys> {
   const given = settings.gateway.idempotency;
   const alias = given?.state;
