@@ -16,7 +16,9 @@ export const LAYERS = {
   systems: ['core', 'config'],
   handlers: ['core', 'config', 'states'],
   runner: ['core', 'saga', 'config', 'states', 'systems', 'handlers'],
-  gateway: ['core', 'saga', 'config', 'states', 'systems', 'handlers', 'runner'],
+  // The gateway reaches runners only through the contracts of core/messages.ts (SagaService,
+  // StatusSource), which the CLI or an embedding program hands it at wiring time.
+  gateway: ['core', 'saga', 'config', 'states', 'systems', 'handlers'],
   testing: ['core', 'saga', 'config', 'states', 'systems', 'handlers', 'runner', 'gateway'],
   cli: ['core', 'saga', 'config', 'states', 'systems', 'handlers', 'runner', 'gateway', 'testing'],
 };

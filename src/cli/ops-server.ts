@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
-import { registerOps } from '../gateway/http/health.js';
-import type { GatewayMetrics } from '../gateway/http/metrics.js';
+import { registerOps } from '../gateway/http/routes/health.js';
+import type { GatewayMetrics } from '../gateway/http/helpers/metrics.js';
 
 /** A running operations server. */
 export interface OpsServer {

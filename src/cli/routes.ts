@@ -1,5 +1,5 @@
 import type { ApiSettings, SagaDefinition, Settings } from '../config/settings.js';
-import { FORM_PREFIX } from '../gateway/context.js';
+import { FORM_PREFIX } from '../gateway/apis/saga-path.js';
 import { formatIssue, SagawayError } from '../core/errors.js';
 import { routeReport, type RouteReport } from '../gateway/apis/route-check.js';
 import { noPositionals, type CliOptions } from './args.js';

@@ -2,7 +2,7 @@ import type { Settings } from '../config/settings.js';
 import { SagawayError } from '../core/errors.js';
 import { createLogger } from '../core/logger.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
-import { GatewayMetrics } from '../gateway/http/metrics.js';
+import { GatewayMetrics } from '../gateway/http/helpers/metrics.js';
 import { Host } from '../runner/host.js';
 import { clusterMetrics, engineMetrics, runnerMetrics } from '../runner/metrics.js';
 import { createState } from '../states/index.js';

@@ -2,9 +2,12 @@ import type { RawEventMeta, RawMetaLayers, RawSaga } from './schema.js';
 import type { CompiledSaga } from '../saga/graph.js';
 
 /**
- * Compiled settings: what the loader produces from a configuration file after validation.
- * Frozen, with every default filled in, durations in milliseconds, sizes in bytes and relative
- * paths resolved from the config file's folder. Nothing downstream re-checks them.
+ * Compiled settings: what the loader (config/load.ts, then config/compile.ts) produces from a
+ * configuration file after validation. Frozen, durations in milliseconds, sizes in bytes and
+ * relative paths resolved from the config file's folder; the compile stage fills in every
+ * default. A few fields are still optional (marked so below) only for settings made by code
+ * (tests, embedding programs), whose readers apply the same default. Nothing downstream
+ * re-checks them.
  */
 
 /** JWT verification (DESIGN §3 gateway.auth.jwt). */

@@ -10,6 +10,7 @@ import type { EventStatus, Payload, RequestContext, SagaRequest, SagaResult } fr
  *   SagaRequest / SagaResult   gateway -> runner: run the saga serving a path (core/types.ts)
  *   EventMessage / EventReply  orchestrating runner -> executing runner: one event step
  *   SagaService                what the gateway needs to reach runners
+ *   StatusSource / AnyRunStatus  what the gateway needs to answer GET /api/status (and list runs)
  */
 
 export type { EventStatus, Outcome, RequestContext, RequestInfo, SagaRequest, SagaResult } from './types.js';
@@ -88,4 +89,70 @@ export interface EventReply {
 export interface SagaService {
   /** run the saga serving `req.path` on runner `runner`; errors come back as a FAIL result */
   run(runner: string, req: SagaRequest): Promise<SagaResult>;
+}
+
+/** What `GET /api/status/<requestId>` shows for a journaled run (runner/orchestrator/journal.ts). */
+export interface RunStatus {
+  /** the run id (the X-Request-Id response header of the request) */
+  requestId: string;
+  /** the client's own X-Request-Id, when it sent one */
+  correlationId?: string;
+  status: 'RUNNING' | 'DONE';
+  outcome?: SagaResult['outcome'];
+  http?: number;
+  response?: unknown;
+  error?: ErrorInfo;
+  startedAt: string;
+  updatedAt: string;
+}
+
+/** What `GET /api/status/<id>` shows for a run of an outcome bucket (the journal's RunStatus, plus LOST and responseOmitted). */
+export interface OutcomeStatus {
+  requestId: string;
+  correlationId?: string;
+  /** LOST: the process that ran it stopped before it ended, and without a journal nobody resumes it */
+  status: 'RUNNING' | 'DONE' | 'LOST';
+  outcome?: SagaResult['outcome'];
+  http?: number;
+  response?: unknown;
+  responseOmitted?: number;
+  error?: ErrorInfo;
+  startedAt: string;
+  updatedAt: string;
+}
+
+/** What `GET /api/status/<id>` shows: a journal's record, or an outcome bucket's (issue 13). */
+export type AnyRunStatus = RunStatus | OutcomeStatus;
+
+/** A journaled run as the console lists it: who ran what, and how it ended (no payload, no response). */
+export interface JournaledRun {
+  requestId: string;
+  runner: string;
+  sagaId: string;
+  method?: string;
+  path?: string;
+  status: 'RUNNING' | 'DONE';
+  outcome?: SagaResult['outcome'];
+  http?: number;
+  errorCode?: string;
+  startedAt: number;
+  updatedAt: number;
+}
+
+/** How a status lookup may find a run. */
+export interface LookupOptions {
+  /**
+   * Also by the caller's own correlation id (its `X-Request-Id`), not only by the run id the
+   * gateway made. Default false: anonymous callers share a scope per address (a NAT), and a
+   * correlation id the client chose can be guessed by its neighbours; a run id cannot.
+   */
+  byCorrelation?: boolean;
+}
+
+/** Where run statuses are read (journals, outcome buckets): what the gateway needs for /api/status and the console. */
+export interface StatusSource {
+  /** `scope`: the caller's (core/caller.ts callerKey); `id`: a run id, or with `byCorrelation` also a correlation id */
+  lookup(scope: string, id: string, options?: LookupOptions): Promise<AnyRunStatus | undefined>;
+  /** the latest runs, newest first (the console); absent = none listed */
+  recent?(limit: number): Promise<JournaledRun[]>;
 }

@@ -1,14 +1,10 @@
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
 import type { GatewaySettings } from '../config/settings.js';
-import type { Principal } from '../core/types.js';
 import type { SagaService } from '../core/messages.js';
-import { ApiMap, type CompiledApi } from './apis/api-map.js';
-import type { AuthDecision, Authenticator } from './auth/authenticator.js';
-import { extractCredential, type Credential } from './auth/credentials.js';
+import type { ApiMap } from './apis/api-map.js';
+import type { Authenticator } from './auth/authenticator.js';
 import type { CursorCodec } from './stream/cursor.js';
-import type { GatewayMetrics } from './http/metrics.js';
-import { problemFor, sendProblem } from './http/problem.js';
-import { parseSagaPath, type SagaPath } from './apis/saga-path.js';
+import type { GatewayMetrics } from './http/helpers/metrics.js';
 import type { StreamRegistry } from './stream/limits.js';
 
 /** Everything the routes of one gateway share, built once. */
@@ -21,85 +17,4 @@ export interface GatewayContext {
   metrics: GatewayMetrics;
   streams: StreamRegistry;
   log: FastifyBaseLogger;
-}
-
-const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer realm="sagaway"' };
-
-/** Which form a route serves. */
-export type Form = 'request' | 'stream';
-
-/** The URL prefix of each form. */
-export const FORM_PREFIX: Readonly<Record<Form, string>> = { request: '/api/request', stream: '/api/stream' };
-
-/** What the gateway's checks established about an API request (set by `admit`). */
-export interface Admitted {
-  form: Form;
-  api: CompiledApi;
-  sagaPath: SagaPath;
-  principal: Principal;
-  credential: Credential | null;
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** set on API routes once routing and auth passed */
-    sagaway: Admitted | null;
-    /** configured API prefix, for metrics labels */
-    apiLabel: string;
-    /** the response became an SSE stream (counted when its headers went out, not at its end) */
-    streamed: boolean;
-  }
-}
-
-/**
- * The onRequest check of both API forms, before any body is read: the API mapping (404), the
- * API's methods (405 with Allow), then auth (401, 403). Running it before body parsing means
- * that an unauthenticated caller cannot make the gateway read and parse a body.
- */
-/** What happens to a request refused for its credential (the rate limit counts it), then `send`. */
-export type OnUnauthorized = (request: FastifyRequest, reply: FastifyReply, api: CompiledApi, send: () => void) => void;
-
-export function admitter(ctx: GatewayContext, form: Form, onUnauthorized?: OnUnauthorized) {
-  const prefix = FORM_PREFIX[form];
-  // Callback style: most requests (public APIs, API keys) are decided without a promise.
-  return function admit(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
-    const sagaPath = parseSagaPath(request.url, prefix, form === 'request');
-    const api = sagaPath && ctx.apis.match(sagaPath.segments, request.method);
-    if (!sagaPath || !api) {
-      sendProblem(reply, problemFor('NOT_FOUND', request.id, ctx.apis.notFoundDetail(sagaPath?.segments)));
-      return;
-    }
-    request.apiLabel = api.prefix;
-    if (!ApiMap.allows(api, request.method)) {
-      sendProblem(reply, problemFor('METHOD_NOT_ALLOWED', request.id, `${request.method} is not allowed here`), {
-        allow: api.allow,
-      });
-      return;
-    }
-    const queryToken =
-      form === 'stream' && ctx.settings.auth.queryToken && request.method === 'GET'
-        ? (request.query as Record<string, unknown>)['access_token']
-        : undefined;
-    const credential = extractCredential(request.headers, ctx.settings.auth.cookie, queryToken);
-    const finish = (decision: AuthDecision): void => {
-      if (!decision.ok) {
-        const headers = decision.code === 'UNAUTHORIZED' ? WWW_AUTHENTICATE : undefined;
-        const send = (): void => void sendProblem(reply, problemFor(decision.code, request.id), headers);
-        if (decision.code === 'UNAUTHORIZED' && onUnauthorized) onUnauthorized(request, reply, api, send);
-        else send();
-        return;
-      }
-      request.sagaway = {
-        form,
-        api,
-        sagaPath,
-        principal: decision.principal,
-        credential: credential === 'invalid' ? null : credential,
-      };
-      done();
-    };
-    const decision = ctx.auth.decide(api, credential);
-    if (decision instanceof Promise) decision.then(finish, done);
-    else finish(decision);
-  };
 }

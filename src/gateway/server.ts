@@ -1,38 +1,31 @@
 import type { Socket } from 'node:net';
-import Fastify, {
-  LogController,
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  type onRequestHookHandler,
-} from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { DEFAULT_CONSOLE, type Settings } from '../config/settings.js';
 import type { TraceSource } from '../core/trace.js';
 import { registerConsole } from './console/routes.js';
 import type { Logger } from '../core/logger.js';
-import type { SagaService } from '../core/messages.js';
-import { ApiMap, ROUTED_METHODS } from './apis/api-map.js';
+import type { SagaService, StatusSource } from '../core/messages.js';
+import { ApiMap } from './apis/api-map.js';
 import { Authenticator } from './auth/authenticator.js';
-import { admitter, FORM_PREFIX, type GatewayContext } from './context.js';
+import type { GatewayContext } from './context.js';
+import { FORM_PREFIX } from './apis/saga-path.js';
+import { requestForm, streamForm } from './forms/plugins.js';
 import { CursorCodec } from './stream/cursor.js';
-import { handleClientError, handleError, handleFrameworkError } from './http/errors.js';
-import { registerOps } from './http/health.js';
-import { isJsonContentType, JSON_MEDIA_TYPE, parseJsonBody, parseQuery, usesBody } from './request/input.js';
-import { GatewayMetrics, type RouteLabel } from './http/metrics.js';
-import { problemFor, sendProblem } from './http/problem.js';
-import { RateLimiter } from './http/rate-limit.js';
-import { correlationIdOf, requestIdFor } from './http/request-id.js';
-import { requestHandler } from './request/route.js';
+import { handleClientError, handleError, handleFrameworkError } from './http/helpers/errors.js';
+import { registerOps } from './http/routes/health.js';
+import { JSON_MEDIA_TYPE, parseJsonBody, parseQuery } from './request/input.js';
+import { GatewayMetrics, type RouteLabel } from './http/helpers/metrics.js';
+import { problemFor, retryAfterOn503, sendProblem } from './http/helpers/problem.js';
+import { RateLimiter } from './http/helpers/rate-limit.js';
+import { correlationIdOf, requestIdFor } from './http/helpers/request-id.js';
 import { openIdempotencyKeys } from './request/idempotency-key.js';
 import { SagaRoutes } from './apis/saga-routes.js';
 import { unmappedSagaPaths } from './apis/route-check.js';
-import { registerStatic } from './http/static.js';
-import { fastifyTrustProxy, trustProxyWarning } from './http/trust-proxy.js';
-import { registerOpenApi } from './http/openapi.js';
-import { registerStatusRoute, type StatusSource } from './http/status-route.js';
+import { registerStatic } from './http/routes/static.js';
+import { fastifyTrustProxy, trustProxyWarning } from './http/helpers/trust-proxy.js';
+import { registerOpenApi } from './http/routes/openapi.js';
+import { registerStatusRoute } from './http/routes/status.js';
 import { StreamRegistry } from './stream/limits.js';
-import { streamHandler } from './stream/route.js';
 
 /** Options of createGateway. */
 export interface GatewayOptions {
@@ -76,19 +69,6 @@ function checkingInterval(limits: Settings['gateway']['limits']): number {
   return Math.min(5000, Math.max(50, Math.floor(Math.min(limits.headerTimeoutMs, limits.bodyTimeoutMs) / 4)));
 }
 
-/**
- * onRequest check of the body methods (after auth): the body must be declared JSON, even when
- * empty. A browser sends a cross-site form or a no-cors fetch without a preflight only with a
- * form or text type, or with none: such a request can never start a saga.
- */
-function requireJson(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
-  if (usesBody(request.method) && !isJsonContentType(request.headers['content-type'])) {
-    sendProblem(reply, problemFor('UNSUPPORTED_MEDIA_TYPE', request.id, 'the body must be sent as application/json'));
-    return;
-  }
-  done();
-}
-
 function routeLabel(request: FastifyRequest): RouteLabel {
   const url = request.routeOptions.url;
   if (url === undefined) return 'none';
@@ -107,7 +87,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     // Fastify's own request lines include the URL with its query (access_token): we log our own.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: settings.limits.bodyLimit,
-    // The listed proxies, or one hop for `true` (never fastify's own `true`: http/trust-proxy.ts).
+    // The listed proxies, or one hop for `true` (never fastify's own `true`: http/helpers/trust-proxy.ts).
     trustProxy: fastifyTrustProxy(settings.trustProxy),
     requestIdHeader: false,
     genReqId: requestIdFor,
@@ -198,6 +178,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     done();
   });
 
+  app.addHook('onSend', retryAfterOn503);
+
   app.removeAllContentTypeParsers();
   // As bytes: parseJsonBody decodes them strictly (invalid UTF-8 is INVALID_JSON, not U+FFFD).
   const parseJson = (
@@ -227,20 +209,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       route.onRequest = own === undefined ? [rate.hook] : [...(Array.isArray(own) ? own : [own]), rate.hook];
     });
   }
-  for (const form of ['request', 'stream'] as const) {
-    const handler = form === 'request' ? requestHandler(ctx, keys) : streamHandler(ctx, sagas);
-    // After the API and auth checks (the rate limit counts the authenticated principal), before
-    // the body is read.
-    const onRequest: onRequestHookHandler[] = [
-      admitter(ctx, form, rate.active ? (req, rep, api, send) => rate.refused(req, rep, api, send) : undefined),
-    ];
-    if (rate.active) onRequest.push(rate.hook);
-    onRequest.push(requireJson);
-    for (const url of [FORM_PREFIX[form], FORM_PREFIX[form] + '/*']) {
-      const onSend = form === 'request' ? { onSend: keys.onSend } : {};
-      app.route({ method: [...ROUTED_METHODS], url, exposeHeadRoute: false, onRequest, handler, ...onSend });
-    }
-  }
+  // Encapsulated: a form's routes take the hooks, parsers and error handler set above.
+  await app.register(requestForm, { ctx, rate, keys });
+  await app.register(streamForm, { ctx, rate, sagas });
   registerOps(app, metrics, options.ready);
   registerStatusRoute(app, ctx, options.status);
   if (settings.openapi !== false) registerOpenApi(app, options.settings);

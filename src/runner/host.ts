@@ -18,14 +18,14 @@ import {
   type Stoppable,
   type ValueMask,
 } from '../systems/system.js';
-import type { EventMessage, EventReply, SagaService } from '../core/messages.js';
+import type { EventMessage, EventReply, SagaService, StatusSource } from '../core/messages.js';
 import type { HandlerFactory } from '../handlers/api.js';
 import type { EngineObserver } from '../saga/engine.js';
 import { Journal, JournalReader } from './orchestrator/journal.js';
 import { HandlerRegistry, importHandlerModule, isModuleEntry } from './executor/registry.js';
 import { Runner } from './orchestrator/runner.js';
 import { createSecretSource, type SecretSource } from './executor/secrets.js';
-import { firstStatus, type StatusLookup } from './status.js';
+import { firstStatus } from './status.js';
 
 /** What a process hosting runners is built from. */
 export interface HostOptions {
@@ -137,7 +137,7 @@ export class Host implements SagaService {
   }
 
   /** The journals of the hosted runners, then the outcome buckets (distributed mode), for the status endpoint. */
-  statusReader(): StatusLookup {
+  statusReader(): StatusSource {
     const aliases = new Set(
       [...this.runners.keys()].map((n) => this.options.settings.runners[n]?.journal).filter((a) => a !== undefined),
     );

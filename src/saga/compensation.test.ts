@@ -6,7 +6,8 @@ import { silentLogger } from '../core/logger.js';
 import type { EventMessage, EventReply } from '../core/messages.js';
 import type { EventStatus, SagaResult } from '../core/types.js';
 import { runSaga, type EngineDeps, type Registration } from './engine.js';
-import { checkSaga, compileSaga } from './graph.js';
+import { checkSaga } from './graph.js';
+import { compileSaga } from '../testing/compile-saga.js';
 import type { RawStep } from './schema.js';
 
 /**

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RawSaga } from './schema.js';
-import { checkSaga, compileSaga, selectLink } from './graph.js';
+import { checkSaga, selectLink } from './graph.js';
+import { compileSaga } from '../testing/compile-saga.js';
 
 const errors = (saga: RawSaga) =>
   checkSaga(saga)

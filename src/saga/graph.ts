@@ -317,18 +317,6 @@ function checkStepSettings(step: RawStep, i: number, err: (at: (string | number)
 /** The methods of a saga that names none. */
 export const DEFAULT_SAGA_METHODS: readonly string[] = ['GET'];
 
-/** Compile a saga; throws CONFIG_INVALID if `checkSaga` reports an error. */
-export function compileSaga(saga: RawSaga, defaultTimeoutMs: number): CompiledSaga {
-  const errors = checkSaga(saga).filter((i) => i.severity === 'error');
-  if (errors.length > 0) {
-    throw new SagawayError(
-      'CONFIG_INVALID',
-      `saga "${saga.id}": ${errors.map((e) => `${e.at.join('.')}: ${e.message}`).join('; ')}`,
-    );
-  }
-  return planSaga(saga, defaultTimeoutMs);
-}
-
 /**
  * Build the frozen plan of a saga that `checkSaga` found without errors (the configuration
  * compile stage checks every saga first). Every path, duration and expression is parsed here,

@@ -240,7 +240,6 @@ export type RawStep = Static<typeof StepSchema>;
 export type RawLink = Static<typeof LinkSchema>;
 export type RawEventMeta = Static<typeof EventMetaSchema>;
 export type RawRetry = Static<typeof RetrySchema>;
-export type RawCompensate = Static<typeof CompensateSchema>;
 
 // The event settings travel as core/messages.ts EventMetaSpec: the two must not drift apart
 // (a field added to the schema and not to the contract, or the other way round, fails to compile).

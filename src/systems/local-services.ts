@@ -1,9 +1,9 @@
 import type { RunRecord, TraceBus, TraceSource } from '../core/trace.js';
 import type { SagaResult } from '../core/types.js';
+import type { OutcomeStatus } from '../core/messages.js';
 import type {
   OutcomeHandle,
   OutcomeLookup,
-  OutcomeStatus,
   OutcomeWriter,
   RecordedRunner,
   Stoppable,

@@ -1,8 +1,7 @@
 import type { Settings, StreamBindingSettings } from '../config/settings.js';
 import type { Cancellable } from '../core/cancel.js';
-import type { ErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import type { EventMessage, EventReply, SagaService } from '../core/messages.js';
+import type { EventMessage, EventReply, LookupOptions, OutcomeStatus, SagaService } from '../core/messages.js';
 import type { TraceBus, TraceSource } from '../core/trace.js';
 import type { SagaRequest, SagaResult } from '../core/types.js';
 
@@ -85,25 +84,10 @@ export interface OutcomeWriter {
   end(handle: OutcomeHandle, result: SagaResult): void;
 }
 
-/** What `GET /api/status/<id>` shows of a run kept by an outcome writer. */
-export interface OutcomeStatus {
-  requestId: string;
-  correlationId?: string;
-  /** LOST: the process that ran it stopped before it ended, and without a journal nobody resumes it */
-  status: 'RUNNING' | 'DONE' | 'LOST';
-  outcome?: SagaResult['outcome'];
-  http?: number;
-  response?: unknown;
-  responseOmitted?: number;
-  error?: ErrorInfo;
-  startedAt: string;
-  updatedAt: string;
-}
-
 /** Outcomes without a journal, reading side (the gateway's /api/status). */
 export interface OutcomeLookup {
   /** run `id` of caller `scope` (a run id, or with `byCorrelation` also a correlation id); throws RUNNER_UNAVAILABLE when the store is away */
-  lookup(scope: string, id: string, options?: { byCorrelation?: boolean }): Promise<OutcomeStatus | undefined>;
+  lookup(scope: string, id: string, options?: LookupOptions): Promise<OutcomeStatus | undefined>;
 }
 
 /** The processes of the cluster, as far as this process knows them. */

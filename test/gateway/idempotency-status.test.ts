@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { silentLogger } from '../../src/core/logger.js';
 import type { SagaResult } from '../../src/core/types.js';
-import type { AnyRunStatus } from '../../src/runner/status.js';
+import type { AnyRunStatus } from '../../src/core/messages.js';
 import { createGateway, type Gateway } from '../../src/gateway/server.js';
 import { ScriptedService } from './harness.js';
 import { post, settings } from './idempotency-harness.js';

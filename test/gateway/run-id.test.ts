@@ -8,7 +8,7 @@ import { feedService, ok, ScriptedService, startGateway } from './harness.js';
 
 /**
  * The run id is the request id (issue 12): the idempotency keys and logs of a one-shot run carry
- * the `X-Request-Id` the client got back (gateway/http/request-id.ts), compensations included;
+ * the `X-Request-Id` the client got back (gateway/http/helpers/request-id.ts), compensations included;
  * every poll of a stream is a run of its own, `<requestId>.<n>`, so polls never share a key.
  */
 

@@ -35,6 +35,22 @@ test('a state that imports the gateway breaks the layer order', async () => {
   assert.match(errors[0]!, /layer order: states\/ may import only core, config/);
 });
 
+test('the gateway may not import the runner: it is handed the contracts of core/messages.ts', async () => {
+  const errors = await layerErrors(
+    'src/gateway/http/fixture-layer.ts',
+    "import { firstStatus } from '../../runner/status.js';\nexport const f = firstStatus;\n",
+  );
+  assert.equal(errors.length, 1);
+  assert.match(errors[0]!, /layer order: gateway\/ may import only core, saga, config, states, systems, handlers \(/);
+  assert.deepEqual(
+    await layerErrors(
+      'src/gateway/http/fixture-layer.ts',
+      "import type { StatusSource } from '../../core/messages.js';\nexport type S = StatusSource;\n",
+    ),
+    [],
+  );
+});
+
 test('the saga engine may not import config, nor a nested folder reach up past its layer', async () => {
   assert.equal(
     (

@@ -12,7 +12,7 @@ import {
   type HandlerEnv,
   type HandlerFactory,
 } from '../../src/handlers/api.js';
-import { resolveEffectiveSettings } from '../../src/runner/executor/effective-settings.js';
+import { resolveEffectiveSettings } from '../../src/config/effective-settings.js';
 import { injectSettings } from '../../src/runner/executor/inject.js';
 import type { State } from '../../src/states/state.js';
 import type { EventReply } from '../../src/core/messages.js';

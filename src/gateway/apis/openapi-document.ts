@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ApiSettings, AuthSettings, SagaDefinition, Settings } from '../../config/settings.js';
-import { FORM_PREFIX, type Form } from '../context.js';
+import { FORM_PREFIX, type Form } from './saga-path.js';
 import { ApiMap } from './api-map.js';
 import { routeReport } from './route-check.js';
 

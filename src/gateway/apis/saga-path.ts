@@ -4,6 +4,12 @@
  * slashes are refused, so a path can never climb out of the API it was matched against.
  */
 
+/** Which form a route serves. */
+export type Form = 'request' | 'stream';
+
+/** The URL prefix of each form. */
+export const FORM_PREFIX: Readonly<Record<Form, string>> = { request: '/api/request', stream: '/api/stream' };
+
 /** Format extensions of the one-shot form (DESIGN §8). */
 export const FORMAT_EXTENSIONS = { json: 'json', xml: 'xml', html: 'html', csv: 'csv', txt: 'text' } as const;
 

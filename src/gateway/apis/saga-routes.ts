@@ -1,13 +1,13 @@
 import type { RunnerSettings } from '../../config/settings.js';
 import { roleRefusal } from '../../core/roles.js';
 import type { Principal } from '../../core/types.js';
-import { RouteTable, type Routable } from '../../runner/orchestrator/routes.js';
+import { RouteTable, type Routable } from '../../saga/routes.js';
 
 /**
  * The sagas of each runner as the gateway's configuration lists them, so that the stream form
  * can refuse a request no saga would serve (404, 405, 401, 403) before the stream opens (DESIGN
  * §10): an EventSource then stops instead of retrying an `event: error` forever. Same matching
- * as the runner (runner/orchestrator/routes.ts). A runner whose sagas this configuration does not list is
+ * as the runner (saga/routes.ts). A runner whose sagas this configuration does not list is
  * not checked here; the runner still answers, then as an `event: error`.
  */
 

@@ -5,7 +5,7 @@ import type { CompiledApi } from '../apis/api-map.js';
 import type { AuthDecision } from '../auth/authenticator.js';
 import { extractCredential } from '../auth/credentials.js';
 import type { GatewayContext } from '../context.js';
-import { problemFor, sendProblem } from '../http/problem.js';
+import { problemFor, sendProblem } from '../http/helpers/problem.js';
 
 /**
  * Who may open the console (docs/console.md, Access). With `roles`, the caller needs one of them,

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RunRecord, TraceSource } from '../../core/trace.js';
 import type { GatewayContext } from '../context.js';
-import { problemFor, sendProblem } from '../http/problem.js';
+import { problemFor, sendProblem } from '../http/helpers/problem.js';
 import { formatComment, formatEvent } from '../stream/writer.js';
 
 /**

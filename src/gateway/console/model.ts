@@ -1,8 +1,8 @@
 import type { Settings } from '../../config/settings.js';
 import type { RawEventMeta } from '../../config/schema.js';
-import { effectiveSettingsFor } from '../../runner/executor/effective-settings.js';
+import { effectiveSettingsFor } from '../../config/effective-settings.js';
 import type { CompiledSaga, CompiledStep } from '../../saga/graph.js';
-import { FORM_PREFIX } from '../context.js';
+import { FORM_PREFIX } from '../apis/saga-path.js';
 import { routeReport } from '../apis/route-check.js';
 import { layoutSaga, type SagaGraph } from './layout.js';
 import { masked } from './mask.js';

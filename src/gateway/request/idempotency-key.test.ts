@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Fastify from 'fastify';
 import { MemoryKeyStore } from '../../states/request-keys/index.js';
-import type { Admitted } from '../context.js';
-import { IdempotencyKeys, LOCK_GRACE_MS, parseIdempotencyKey } from './idempotency-key.js';
+import type { Admitted } from '../forms/admit.js';
+import { parseIdempotencyKey } from './idempotency-header.js';
+import { IdempotencyKeys, LOCK_GRACE_MS } from './idempotency-key.js';
 
 test('parseIdempotencyKey: bare and quoted keys, and what is refused', () => {
   assert.equal(parseIdempotencyKey(undefined), undefined);

@@ -9,14 +9,15 @@ import {
   type Claim,
   type KeyBinding,
   type RequestKeyStore,
-  type StoredResponse,
 } from '../../states/request-keys/index.js';
-import type { Admitted } from '../context.js';
+import type { Admitted } from '../forms/admit.js';
 import type { Format } from '../apis/saga-path.js';
 import { toErrorInfo } from '../../core/errors.js';
-import type { AnyRunStatus } from '../../runner/status.js';
+import type { AnyRunStatus, StatusSource } from '../../core/messages.js';
 import { sendResult } from './respond.js';
-import { problemFor, sendProblem } from '../http/problem.js';
+import { problemFor, sendProblem } from '../http/helpers/problem.js';
+import { parseIdempotencyKey } from './idempotency-header.js';
+import { inUse, outcomeOf, replay, toStored } from './idempotency-replay.js';
 
 /**
  * `Idempotency-Key` requests (IETF draft-ietf-httpapi-idempotency-key-header; docs/gateway.md,
@@ -52,12 +53,8 @@ import { problemFor, sendProblem } from '../http/problem.js';
 
 /** Methods whose requests a key applies to. */
 const KEYED_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-/** Longest key, in characters. */
-export const MAX_KEY_LENGTH = 255;
 /** How long past the request's own timeout an unfinished claim holds its key. */
 export const LOCK_GRACE_MS = 10_000;
-/** Response headers a replay repeats. */
-const STORED_HEADERS = ['content-type', 'content-security-policy'] as const;
 /** First and longest pause between two reads of a run's status while a retry waits for it. */
 const WAIT_FIRST_MS = 100;
 const WAIT_MAX_MS = 1000;
@@ -65,9 +62,6 @@ const WAIT_MAX_MS = 1000;
 const EXHAUSTED_RETRY_S = 60;
 /** gateway.limits.maxResponse when the options do not say (settings made by code). */
 const DEFAULT_MAX_RESPONSE = 8 * 1024 * 1024;
-/** Visible ASCII and space: what an sf-string may hold. */
-const KEY_CHARS = /^[\x20-\x7E]+$/;
-
 /** Settings of idempotency keys (gateway.idempotency). */
 export interface IdempotencyOptions {
   ttlMs: number;
@@ -82,12 +76,7 @@ export interface IdempotencyOptions {
   /** the clock; default Date.now */
   now?: () => number;
   /** where a key's run is looked up (journals, outcome buckets); absent = the lock alone decides */
-  status?: RunStatusSource;
-}
-
-/** The run statuses a gateway reads (runner/status.ts StatusLookup). */
-export interface RunStatusSource {
-  lookup(scope: string, id: string): Promise<AnyRunStatus | undefined>;
+  status?: Pick<StatusSource, 'lookup'>;
 }
 
 /** A key taken by a request that is running (or answered from its first run). */
@@ -98,48 +87,6 @@ interface Pending {
   then?: 'release' | 'keep';
 }
 
-const REPEATED = { invalid: 'the request has more than one Idempotency-Key header' };
-
-/**
- * Whether a header line comes more than once in `rawHeaders` (name, value, name, value, ...).
- * Node joins repeated unknown headers into one value (`a, b`), which would pass as a key.
- */
-export function headerRepeated(rawHeaders: readonly string[], lowerName: string): boolean {
-  let seen = false;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!;
-    if (name.length !== lowerName.length || name.toLowerCase() !== lowerName) continue;
-    if (seen) return true;
-    seen = true;
-  }
-  return false;
-}
-
-/**
- * The key of a request: undefined when it has none, `{ invalid }` (saying why) when the header is
- * malformed or comes twice (`rawHeaders`, when given, tells: Node has joined the copies by then).
- */
-export function parseIdempotencyKey(
-  header: string | string[] | undefined,
-  rawHeaders?: readonly string[],
-): string | undefined | { invalid: string } {
-  if (header === undefined) return undefined;
-  if (Array.isArray(header)) return REPEATED;
-  if (rawHeaders !== undefined && headerRepeated(rawHeaders, 'idempotency-key')) return REPEATED;
-  let key = header;
-  // The draft defines the field as a structured-field string ("..."); a bare token is accepted too.
-  if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) {
-    key = key.slice(1, -1);
-    if (/(?:^|[^\\])"/.test(key)) return { invalid: 'the Idempotency-Key is not a valid string' };
-    key = key.replace(/\\(["\\])/g, '$1');
-  }
-  if (key === '') return { invalid: 'the Idempotency-Key is empty' };
-  if (key.length > MAX_KEY_LENGTH)
-    return { invalid: `the Idempotency-Key is longer than ${MAX_KEY_LENGTH} characters` };
-  if (!KEY_CHARS.test(key)) return { invalid: 'the Idempotency-Key holds characters other than visible ASCII' };
-  return key;
-}
-
 /**
  * The idempotency keys of a gateway, with the store `gateway.idempotency.state` names, opened.
  * A database that is down at start is opened again by the first keyed request. Defaults fill
@@ -148,7 +95,7 @@ export function parseIdempotencyKey(
 export async function openIdempotencyKeys(
   settings: Settings,
   log: Logger,
-  status?: RunStatusSource,
+  status?: StatusSource,
 ): Promise<IdempotencyKeys> {
   const given = settings.gateway.idempotency;
   const alias = given?.state;
@@ -389,70 +336,18 @@ export class IdempotencyKeys {
     // not the run's outcome: the key stays bound to the run (its lock and retention run on)
     if (pending.then === 'keep') return;
     const expiresAt = this.now() + this.options.ttlMs;
-    const stored = await this.store.complete(pending.id, pending.owner, this.toStored(reply, payload), expiresAt);
+    const stored = await this.store.complete(
+      pending.id,
+      pending.owner,
+      toStored(reply, payload, this.options.maxBody),
+      expiresAt,
+    );
     if (!stored) request.log.warn('idempotency key was taken over before its response was stored');
   }
 
   close(): Promise<void> {
     return this.store.close();
   }
-
-  private toStored(reply: FastifyReply, payload: unknown): StoredResponse {
-    const headers: Record<string, string> = {};
-    for (const name of STORED_HEADERS) {
-      const value = reply.getHeader(name);
-      if (typeof value === 'string') headers[name] = value;
-    }
-    const text = typeof payload === 'string';
-    const body = text ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : Buffer.alloc(0);
-    // A payload that is neither text nor bytes (a stream) cannot be kept either.
-    const omitted = body.length > this.options.maxBody || (!text && !Buffer.isBuffer(payload) && payload != null);
-    return { status: reply.statusCode, headers, body: omitted ? Buffer.alloc(0) : body, omitted };
-  }
-}
-
-/** 409 IDEMPOTENCY_KEY_IN_USE: the first request still runs, or its run cannot be told yet. */
-function inUse(request: FastifyRequest, reply: FastifyReply): void {
-  sendProblem(
-    reply,
-    problemFor('IDEMPOTENCY_KEY_IN_USE', request.id, 'a request with this Idempotency-Key is still running'),
-    { 'retry-after': '1' },
-  );
-}
-
-/**
- * The outcome of a run as its status shows it, when it has one: DONE with its result, or LOST
- * (an outcome bucket's run whose runner died without a journal: it will never have one, and is
- * answered as its caller was, 504).
- */
-function outcomeOf(run: AnyRunStatus): SagaResult | undefined {
-  if (run.status === 'LOST') {
-    const error = {
-      code: 'SAGA_TIMEOUT',
-      message: 'the run of the request with this Idempotency-Key was lost with its runner; its outcome is unknown',
-      http: 504,
-    };
-    return { outcome: 'TIMEOUT', http: 504, error };
-  }
-  if (run.status !== 'DONE' || run.outcome === undefined || run.http === undefined) return undefined;
-  return {
-    outcome: run.outcome,
-    http: run.http,
-    ...(run.response !== undefined ? { response: run.response } : {}),
-    ...(run.error !== undefined ? { error: run.error } : {}),
-  };
-}
-
-/** Send a stored response again. */
-function replay(reply: FastifyReply, response: StoredResponse): void {
-  reply.code(response.status).headers(response.headers).header('idempotent-replayed', 'true');
-  if (response.omitted) {
-    // stored without its body (over gateway.idempotency.maxBody): the status alone
-    reply.header('idempotent-body-omitted', 'true').removeHeader('content-type');
-    reply.send();
-    return;
-  }
-  reply.send(response.body);
 }
 
 /** The row id: the caller's scope and the key, hashed (the store never sees either). */

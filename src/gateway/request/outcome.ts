@@ -1,5 +1,5 @@
 import type { SagaResult } from '../../core/types.js';
-import { toProblem, type Problem } from '../http/problem.js';
+import { toProblem, type Problem } from '../http/helpers/problem.js';
 
 /**
  * The HTTP outcome of a saga (DESIGN §5): SUCCESS is the result's status (200 unless the

@@ -1,9 +1,9 @@
 import type { FastifyReply } from 'fastify';
 import type { SagaResult } from '../../core/types.js';
-import type { Admitted } from '../context.js';
+import type { Admitted } from '../forms/admit.js';
 import type { Format } from '../apis/saga-path.js';
 import { render, TOO_LARGE } from '../formats/index.js';
-import { problemFor, sendProblem } from '../http/problem.js';
+import { problemFor, sendProblem } from '../http/helpers/problem.js';
 import { failureProblem, successStatus } from './outcome.js';
 
 /**

@@ -8,8 +8,8 @@ import { negotiate } from '../formats/index.js';
 import { bodyInput, usesBody } from './input.js';
 import { sendResult } from './respond.js';
 import type { IdempotencyKeys } from './idempotency-key.js';
-import { problemFor, sendProblem } from '../http/problem.js';
-import { correlationIdOf } from '../http/request-id.js';
+import { problemFor, sendProblem } from '../http/helpers/problem.js';
+import { correlationIdOf } from '../http/helpers/request-id.js';
 
 /**
  * The one-shot form (`/api/request/<path>`, DESIGN §8): one saga run, one response in the

@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { StreamSettings } from '../../config/settings.js';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
 import { silentLogger } from '../../core/logger.js';
-import { GatewayMetrics } from '../http/metrics.js';
+import { GatewayMetrics } from '../http/helpers/metrics.js';
 import { CursorCodec } from './cursor.js';
 import { PollGroups, type GroupScope, type GroupStart } from './group.js';
 import { StreamRegistry } from './limits.js';

@@ -4,7 +4,7 @@ import { isObject } from '../../core/path.js';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
 import { MAX_NEXT_JSON } from './cursor.js';
 import { failureProblem } from '../request/outcome.js';
-import { problemFor, type Problem } from '../http/problem.js';
+import { problemFor, type Problem } from '../http/helpers/problem.js';
 import type { MemberHolder, StreamMember, StreamShared } from './member.js';
 import { pollKey } from './share.js';
 import { waitFor } from './wait.js';

@@ -5,8 +5,8 @@ import { ERROR_CODES, isKnownCode } from '../../core/errors.js';
 import type { Principal } from '../../core/types.js';
 import type { SagaService } from '../../core/messages.js';
 import type { CursorCodec } from './cursor.js';
-import type { GatewayMetrics } from '../http/metrics.js';
-import type { Problem } from '../http/problem.js';
+import type { GatewayMetrics } from '../http/helpers/metrics.js';
+import type { Problem } from '../http/helpers/problem.js';
 import type { StreamRegistry } from './limits.js';
 import { formatComment, formatEvent } from './writer.js';
 

@@ -1,12 +1,12 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SagawayError } from '../../core/errors.js';
-import { callerKey, cursorBinding } from '../../core/caller.js';
+import { callerKey } from '../../core/caller.js';
 import type { Principal } from '../../core/types.js';
 import type { GatewayContext } from '../context.js';
 import type { CursorPosition } from './cursor.js';
 import { bodyInput, usesBody } from '../request/input.js';
-import { problemFor, sendProblem } from '../http/problem.js';
+import { problemFor, sendProblem } from '../http/helpers/problem.js';
 import type { SagaRoutes } from '../apis/saga-routes.js';
 import { StreamMember, type StreamShared } from './member.js';
 import { PollGroups } from './group.js';
@@ -32,11 +32,6 @@ const SSE_HEADERS = {
 
 /** Query keys that belong to the gateway, not to the saga's INPUT. */
 const GATEWAY_KEYS = ['lastEventId', 'access_token'];
-
-/** The cursor binding of a caller (core/caller.ts: anonymous callers share one, never an authenticated one's). */
-export function callerOf(principal: Principal): string {
-  return cursorBinding(principal);
-}
 
 /** The admission key of a caller (core/caller.ts): `jwt:<sub>`, `key:<name>`, or `anon:<address>`. */
 export function clientOf(principal: Principal, ip: string): string {

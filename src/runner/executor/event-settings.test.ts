@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import type { RawSaga } from '../../config/schema.js';
 import { startTestHost, type TestHost } from '../../testing/index.js';
 import { PROBE_HANDLER } from '../../testing/probe-handler.js';
-import { resolveEffectiveSettings } from './effective-settings.js';
+import { resolveEffectiveSettings } from '../../config/effective-settings.js';
 
 /** start -> e -> ok | bad. The event's output lands at `out` (unless the meta says otherwise), and `out` is the response. */
 function saga(id: string, meta: Record<string, unknown>, extraSteps: RawSaga['steps'] = []): RawSaga {

@@ -9,7 +9,7 @@ import type { Principal, RequestContext } from '../../core/types.js';
 import { parseOutputSpec } from '../../saga/payload.js';
 import type { State } from '../../states/state.js';
 import type { EventMessage, EventReply } from '../../core/messages.js';
-import { effectiveSettingsFor, type EffectiveSettings } from './effective-settings.js';
+import { effectiveSettingsFor, type EffectiveSettings } from '../../config/effective-settings.js';
 import { ack, fail, isAck, type ActionContext, type AckResult } from '../../handlers/api.js';
 import { injectSettings } from './inject.js';
 import type { HandlerRegistry } from './registry.js';

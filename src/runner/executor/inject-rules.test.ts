@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Payload, RequestContext } from '../../core/types.js';
-import type { EffectiveSettings } from './effective-settings.js';
+import type { EffectiveSettings } from '../../config/effective-settings.js';
 import { injectSettings, type InjectSources } from './inject.js';
 
 /**

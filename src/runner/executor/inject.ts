@@ -2,7 +2,7 @@ import { SagawayError } from '../../core/errors.js';
 import { readSlot } from '../../handlers/action-slot.js';
 import { isForbiddenKey, isObject, parsePath, readPath } from '../../core/path.js';
 import type { Payload, RequestContext } from '../../core/types.js';
-import type { EffectiveSettings } from './effective-settings.js';
+import type { EffectiveSettings } from '../../config/effective-settings.js';
 import type { SecretSource } from './secrets.js';
 
 /**

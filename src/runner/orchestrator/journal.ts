@@ -3,6 +3,7 @@ import { hash as digest } from 'node:crypto';
 import { SagawayError, toErrorInfo, type ErrorInfo } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { isObject } from '../../core/path.js';
+import type { JournaledRun, RunStatus } from '../../core/messages.js';
 import type { EventStatus, Payload, RequestContext, SagaResult } from '../../core/types.js';
 import { groupCommit, GroupCommitState } from '../../states/group-commit.js';
 import type { Registration, RunProgress, UnwindJournal } from '../../saga/engine.js';
@@ -62,21 +63,6 @@ export interface JournalEntry {
    * it could not be). Every later write of the run waits for it.
    */
   ready?: Promise<void>;
-}
-
-/** What `GET /api/status/<requestId>` shows. */
-export interface RunStatus {
-  /** the run id (the X-Request-Id response header of the request) */
-  requestId: string;
-  /** the client's own X-Request-Id, when it sent one */
-  correlationId?: string;
-  status: 'RUNNING' | 'DONE';
-  outcome?: SagaResult['outcome'];
-  http?: number;
-  response?: unknown;
-  error?: ErrorInfo;
-  startedAt: string;
-  updatedAt: string;
 }
 
 /** The data fields the orphan scan and pruning filter on (the journal's one index). */
@@ -575,7 +561,7 @@ export class JournalReader {
       const rec = await state.get(runKey);
       if (rec) return statusOf(rec.data);
     }
-    // by the caller's own correlation id only when asked (runner/status.ts LookupOptions)
+    // by the caller's own correlation id only when asked (core/messages.ts LookupOptions)
     if (options.byCorrelation !== true) return undefined;
     const indexKey = correlationIndexId(scope, id);
     for (const state of this.states) {
@@ -592,21 +578,6 @@ export class JournalReader {
   recent(limit: number): Promise<JournaledRun[]> {
     return recentRuns(this.states, limit);
   }
-}
-
-/** A journaled run as the console lists it: who ran what, and how it ended (no payload, no response). */
-export interface JournaledRun {
-  requestId: string;
-  runner: string;
-  sagaId: string;
-  method?: string;
-  path?: string;
-  status: 'RUNNING' | 'DONE';
-  outcome?: SagaResult['outcome'];
-  http?: number;
-  errorCode?: string;
-  startedAt: number;
-  updatedAt: number;
 }
 
 /** The latest `limit` runs of the journals, newest first (the console). */

@@ -18,7 +18,7 @@ import { onFailLineage, rootLineage, takeRun, type Lineage } from '../../core/li
 import type { Journal, JournalData, JournalEntry } from './journal.js';
 import type { ActionContext, HandlerEnv } from '../../handlers/api.js';
 import type { HandlerRegistry } from '../executor/registry.js';
-import { RouteTable } from './routes.js';
+import { RouteTable } from '../../saga/routes.js';
 import { InFlightRuns, type InFlightRun } from './in-flight.js';
 import type { OutcomeWriter } from '../../systems/system.js';
 import type { SecretSource } from '../executor/secrets.js';

@@ -1,6 +1,7 @@
 import type { KV } from '@nats-io/kv';
 import { SagawayError } from '../../core/errors.js';
-import type { OutcomeLookup, OutcomeStatus } from '../system.js';
+import type { OutcomeStatus } from '../../core/messages.js';
+import type { OutcomeLookup } from '../system.js';
 import type { NatsSystem } from './system.js';
 import {
   bucketName,
@@ -43,7 +44,7 @@ export class OutcomeReader implements OutcomeLookup {
 
   /**
    * The status of run `id` (a run id, else with `byCorrelation` a correlation id: see
-   * runner/status.ts LookupOptions) for the caller `scope`; 503 when the broker is away.
+   * core/messages.ts LookupOptions) for the caller `scope`; 503 when the broker is away.
    */
   async lookup(
     scope: string,

@@ -1,8 +1,8 @@
 import { hash as digest } from 'node:crypto';
 import type { ErrorInfo } from '../../core/errors.js';
 import { isObject } from '../../core/path.js';
+import type { OutcomeStatus } from '../../core/messages.js';
 import type { SagaResult } from '../../core/types.js';
-import type { OutcomeStatus } from '../system.js';
 import { token, type Names } from './names.js';
 
 /**

@@ -59,9 +59,6 @@ export function runWire(req: SagaRequest, deadline: number): RunWire {
   return wire;
 }
 
-/** A saga result on the wire. */
-export type RunResultWire = SagaResult & { v: number };
-
 /** Encode; PAYLOAD_TOO_LARGE (413) when the message would exceed the server's max payload. */
 export function encode(message: object, maxBytes: number, what: string): Uint8Array {
   const bytes = Buffer.from(JSON.stringify(message), 'utf8');

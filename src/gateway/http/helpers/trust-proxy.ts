@@ -1,4 +1,4 @@
-import { isLoopbackHost } from '../console/access.js';
+import { isLoopbackHost } from '../../console/access.js';
 
 /**
  * `gateway.trustProxy` as fastify takes it (docs/gateway.md, Behind a proxy). A list names the

@@ -1,13 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import { toErrorInfo } from '../../core/errors.js';
-import type { AnyRunStatus, LookupOptions } from '../../runner/status.js';
-import type { JournaledRun } from '../../runner/orchestrator/journal.js';
-import { callerKey } from '../../core/caller.js';
-import { ANONYMOUS } from '../auth/authenticator.js';
-import { extractCredential } from '../auth/credentials.js';
-import type { GatewayContext } from '../context.js';
-import { problemFor, sendProblem, toProblem } from './problem.js';
-import { isSaneId } from './request-id.js';
+import { toErrorInfo } from '../../../core/errors.js';
+import type { AnyRunStatus, StatusSource } from '../../../core/messages.js';
+import { callerKey } from '../../../core/caller.js';
+import { ANONYMOUS } from '../../auth/authenticator.js';
+import { extractCredential } from '../../auth/credentials.js';
+import type { GatewayContext } from '../../context.js';
+import { problemFor, RETRY_AFTER_SECONDS, sendProblem, toProblem } from '../helpers/problem.js';
+import { isSaneId } from '../helpers/request-id.js';
 
 /**
  * `GET /api/status/<id>` (DESIGN §9): the outcome of a saga run (journaled, or kept in the
@@ -21,31 +20,10 @@ import { isSaneId } from './request-id.js';
  * `key:<name>`, `anon:<address>`) and the id, so another caller (or an unknown id, or no journal
  * at all) gets the same 404 and cannot tell which. A journal that cannot be read answers 503
  * with Retry-After.
- *
- * Every other 503 of the gateway (a broker or database outage surfacing as RUNNER_UNAVAILABLE
- * or STATE_UNAVAILABLE) also gets a `Retry-After` here when its route did not set one.
  */
 
-/** Where run statuses come from: the journals, else the outcome buckets (runner/status.ts). */
-export interface StatusSource {
-  /** `scope`: the caller's (core/caller.ts callerKey); `id`: a run id, or with `byCorrelation` also a correlation id */
-  lookup(scope: string, id: string, options?: LookupOptions): Promise<AnyRunStatus | undefined>;
-  /** the latest runs, newest first (the console); absent = none listed */
-  recent?(limit: number): Promise<JournaledRun[]>;
-}
-
-/** Seconds a client is told to wait before retrying after a 503. */
-export const RETRY_AFTER_SECONDS = 1;
-
-/** Register the status route (and the 503 Retry-After default). */
+/** Register the status route. */
 export function registerStatusRoute(app: FastifyInstance, ctx: GatewayContext, source: StatusSource | undefined): void {
-  // Callback style: this hook runs on every response, and an async hook costs a promise each.
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (reply.statusCode === 503 && !reply.hasHeader('retry-after'))
-      reply.header('retry-after', String(RETRY_AFTER_SECONDS));
-    done(null, payload);
-  });
-
   app.get<{ Params: { requestId: string } }>('/api/status/:requestId', async (request, reply) => {
     const notFound = () => sendProblem(reply, problemFor('NOT_FOUND', request.id, 'no such request'));
     const credential = extractCredential(request.headers, ctx.settings.auth.cookie, undefined);

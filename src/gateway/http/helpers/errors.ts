@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { SagawayError } from '../../core/errors.js';
+import { SagawayError } from '../../../core/errors.js';
 import { problemFor, sendProblem, toProblem } from './problem.js';
 
 /**

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { extname, resolve, sep } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { problemFor, sendProblem } from './problem.js';
+import { problemFor, sendProblem } from '../helpers/problem.js';
 
 /**
  * A small static file handler for `gateway.static` (GET and HEAD at `/`). Paths are decoded once,

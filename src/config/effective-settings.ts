@@ -1,7 +1,7 @@
-import type { RawEventMeta } from '../../config/schema.js';
-import type { MetaLayers, StreamBindingSettings, StructuralActionSettings } from '../../config/settings.js';
-import { isForbiddenKey, isObject } from '../../core/path.js';
-import { LAYER_FIELDS, isLayerField } from '../../config/layer-fields.js';
+import type { RawEventMeta } from './schema.js';
+import type { MetaLayers, StreamBindingSettings, StructuralActionSettings } from './settings.js';
+import { isForbiddenKey, isObject } from '../core/path.js';
+import { LAYER_FIELDS, isLayerField } from './layer-fields.js';
 
 /**
  * Effective settings of an event on the runner that executes it (DESIGN §6.6).

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import type { Settings } from '../../config/settings.js';
-import { openApiDocument } from '../apis/openapi-document.js';
+import type { Settings } from '../../../config/settings.js';
+import { openApiDocument } from '../../apis/openapi-document.js';
 
 /** The path of the OpenAPI document. */
 export const OPENAPI_PATH = '/api/openapi.json';

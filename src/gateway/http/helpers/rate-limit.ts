@@ -1,42 +1,26 @@
-import { createRequire } from 'node:module';
+import { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiSettings, LimitSettings, RateSettings } from '../../config/settings.js';
-import { callerKey } from '../../core/caller.js';
-import type { CompiledApi } from '../apis/api-map.js';
+import type { ApiSettings, LimitSettings, RateSettings } from '../../../config/settings.js';
+import { callerKey } from '../../../core/caller.js';
+import type { CompiledApi } from '../../apis/api-map.js';
 import { problemFor, sendProblem } from './problem.js';
+import { loadStore, type Store } from './rate-store.js';
 
 /**
  * Per-client rate limits of both API forms (DESIGN §10, docs/gateway.md "Rate limits"), counted
  * in fixed windows by @fastify/rate-limit's stores: its LRU store in this process, or its Redis
  * store (one Lua INCR+PEXPIRE per request) when `limits.rate.redis` is set, so that several
- * gateway replicas share one count. The stores are used directly rather than through the
- * plugin's hook: ours is callback-style (no promise per request with the local store), keys by
- * the authenticated principal that our own auth check found, and answers with our problem+json
- * and the IETF RateLimit / RateLimit-Policy headers.
+ * gateway replicas share one count. The stores are used directly (rate-store.ts loads them and
+ * checks their shape at start) rather than through the plugin's hook: ours is callback-style (no
+ * promise per request with the local store), keys by the authenticated principal that our own
+ * auth check found, and answers with our problem+json and the IETF RateLimit / RateLimit-Policy
+ * headers.
  *
  * The client is the principal, else the source address (IPv6 by /64, as the plugin does); the
  * same rule as the stream limits. An API with its own `rate` is counted apart from the others;
  * every other API shares the gateway's count. A stream counts once per connection, so each
  * reconnect counts too.
  */
-
-/** What the plugin's stores answer. */
-interface Count {
-  current: number;
-  ttl: number;
-}
-
-/** The part of @fastify/rate-limit's LocalStore and RedisStore that is used here. */
-interface Store {
-  incr(key: string, cb: (err: Error | null, res: Count | null) => void, windowMs: number, max: number): void;
-}
-
-type StoreClass = new (continueExceeding: boolean, exponentialBackoff: boolean, ...rest: unknown[]) => Store;
-
-const requirePlugin = createRequire(import.meta.url);
-const { normalizeIP } = requirePlugin('@fastify/rate-limit') as {
-  normalizeIP: (ip: string, subnet?: number) => string;
-};
 
 /** Most clients counted at once in this process (the least recently seen are forgotten first). */
 export const LOCAL_CLIENTS = 50_000;
@@ -104,10 +88,10 @@ export class RateLimiter {
   ): Promise<RateLimiter> {
     const redisUrl = limits.rate?.redis;
     if (redisUrl === undefined) {
-      const LocalStore = requirePlugin('@fastify/rate-limit/store/LocalStore.js') as StoreClass;
+      const LocalStore = loadStore('LocalStore');
       return new RateLimiter(limits, apis, new LocalStore(false, false, LOCAL_CLIENTS), log);
     }
-    const RedisStore = requirePlugin('@fastify/rate-limit/store/RedisStore.js') as StoreClass;
+    const RedisStore = loadStore('RedisStore');
     // Loaded only when configured (heavy clients are imported lazily).
     const { Redis } = await import('ioredis');
     // No offline queue and a short command timeout: while Redis is away, requests are served

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import type { Settings } from '../../config/settings.js';
-import { SagawayError } from '../../core/errors.js';
-import { silentLogger } from '../../core/logger.js';
-import { createState } from '../../states/index.js';
-import { Journal, JournalReader } from '../../runner/orchestrator/journal.js';
-import type { State } from '../../states/state.js';
-import { gatewaySettingsForTest } from '../../../test/gateway/settings-for-test.js';
-import { createGateway, type Gateway } from '../server.js';
+import type { Settings } from '../../../config/settings.js';
+import { SagawayError } from '../../../core/errors.js';
+import { silentLogger } from '../../../core/logger.js';
+import { createState } from '../../../states/index.js';
+import { Journal, JournalReader } from '../../../runner/orchestrator/journal.js';
+import type { State } from '../../../states/state.js';
+import { gatewaySettingsForTest } from '../../../../test/gateway/settings-for-test.js';
+import { createGateway, type Gateway } from '../../server.js';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 let gw: Gateway;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { StreamBindingSettings } from '../../config/settings.js';
+import type { StreamBindingSettings } from './settings.js';
 import { effectiveSettingsFor } from './effective-settings.js';
 
 // A meta that crossed NATS is a fresh, unfrozen object per event: its merge is cached by its text.

@@ -1,5 +1,5 @@
-import { isForbiddenKey } from '../../core/path.js';
-import type { CompiledSaga } from '../../saga/graph.js';
+import { isForbiddenKey } from '../core/path.js';
+import type { CompiledSaga } from './graph.js';
 
 /**
  * Which saga serves a request path (DESIGN §3): the saga's `path` may hold `:name` parameters.

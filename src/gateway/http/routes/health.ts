@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { GatewayMetrics } from './metrics.js';
+import type { GatewayMetrics } from '../helpers/metrics.js';
 
 /**
  * Operations endpoints (DESIGN §9): `/healthz` (the process answers), `/readyz` (every check of

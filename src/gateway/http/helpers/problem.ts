@@ -1,5 +1,5 @@
-import type { FastifyReply } from 'fastify';
-import { ERROR_CODES, httpFor, isKnownCode, type ErrorInfo } from '../../core/errors.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ERROR_CODES, httpFor, isKnownCode, type ErrorInfo } from '../../../core/errors.js';
 
 /**
  * problem+json bodies (RFC 9457, DESIGN §5). `type` is `https://sagaway.dev/errors/<CODE>`: a
@@ -69,4 +69,24 @@ export function problemFor(code: keyof typeof ERROR_CODES, requestId: string, de
 export function sendProblem(reply: FastifyReply, problem: Problem, headers?: Record<string, string>): FastifyReply {
   if (headers) reply.headers(headers);
   return reply.code(problem.status).type('application/problem+json').send(JSON.stringify(problem));
+}
+
+/** Seconds a client is told to wait before retrying after a 503. */
+export const RETRY_AFTER_SECONDS = 1;
+
+/**
+ * onSend hook of the whole gateway: every 503 (a broker or database outage surfacing as
+ * RUNNER_UNAVAILABLE or STATE_UNAVAILABLE, an unreadable journal) gets a `Retry-After` when its
+ * route did not set one. Callback style: it runs on every response, and an async hook costs a
+ * promise each.
+ */
+export function retryAfterOn503(
+  _request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+  done: (err: Error | null, payload?: unknown) => void,
+): void {
+  if (reply.statusCode === 503 && !reply.hasHeader('retry-after'))
+    reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+  done(null, payload);
 }
