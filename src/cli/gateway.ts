@@ -56,7 +56,7 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
   // The console's live runs: the runners publish their traces on NATS while it is watched, and
   // only when the file says so (gateway.console.natsTraces): by default no trace crosses the broker.
   const { TraceSubscriber } = await import('../systems/nats/console-trace.js');
-  const system = settings.gateway.console?.natsTraces === true ? hub.gatewaySystem() : undefined;
+  const system = settings.gateway.console.natsTraces ? hub.gatewaySystem() : undefined;
   const gateway = await createGateway({
     settings,
     service: hub,

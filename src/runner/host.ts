@@ -19,7 +19,7 @@ import { HandlerRegistry, importHandlerModule, isModuleEntry } from './executor/
 import { Runner } from './orchestrator/runner.js';
 import { createSecretSource, type SecretSource } from './executor/secrets.js';
 import { firstStatus, type StatusLookup } from './status.js';
-import { DEFAULT_STATUS_MAX_BYTES, DEFAULT_STATUS_TTL_MS, OutcomeRecorder } from '../systems/nats/outcomes.js';
+import { OutcomeRecorder } from '../systems/nats/outcomes.js';
 
 /** What a process hosting runners is built from. */
 export interface HostOptions {
@@ -47,8 +47,6 @@ export interface HostOptions {
   traceMask?: ValueMask;
 }
 
-/** How often journaled runs whose process is gone are looked for. */
-const RESUME_INTERVAL_MS = Number(process.env['SAGAWAY_RESUME_MS'] ?? 5000);
 /** How often finished runs past their retention are removed from the journals (runner.pruneJournal). */
 const PRUNE_INTERVAL_MS = 60_000;
 
@@ -76,8 +74,8 @@ export class Host implements SagaService {
 
   private constructor(private readonly options: HostOptions) {
     this.local = new LocalSystem('local', options.log);
-    const shown = options.settings.gateway?.console;
-    this.traces = new TraceBus(shown?.snapshotBytes, shown?.sample, compileMasker(shown?.mask));
+    const shown = options.settings.gateway.console;
+    this.traces = new TraceBus(shown.snapshotBytes, shown.sample, compileMasker(shown.mask));
     this.instance = randomBytes(9).toString('base64url').replace(/[-_]/g, 'x');
   }
 
@@ -93,7 +91,7 @@ export class Host implements SagaService {
         host.hub.start();
         // A console watched on a gateway elsewhere asks for this process's traces over NATS, when
         // the file lets traces cross the broker (gateway.console.natsTraces; default off).
-        const system = options.settings.gateway?.console?.natsTraces === true ? host.hub.gatewaySystem() : undefined;
+        const system = options.settings.gateway.console.natsTraces ? host.hub.gatewaySystem() : undefined;
         if (system) {
           const { TracePublisher } = await import('../systems/nats/console-trace.js');
           host.tracePublisher = new TracePublisher(system, host.traces, options.log, undefined, options.traceMask);
@@ -145,10 +143,15 @@ export class Host implements SagaService {
    * Look for journaled runs whose process is gone, now and then. With NATS, a process is gone
    * when its advertisements stopped; the first look waits for one advertisement round so that
    * live processes are known. Without NATS, this process owns the journal alone: whatever is
-   * RUNNING at start was left by a previous life.
+   * RUNNING at start was left by a previous life. One scan covers every hosted runner, as often
+   * as the shortest `resumeInterval` of those with a journal asks.
    */
   private startResumer(): void {
-    if (![...this.runners.values()].some((r) => r.journaled)) return;
+    const intervals = [...this.runners]
+      .filter(([, runner]) => runner.journaled)
+      .map(([name]) => this.options.settings.runners[name]!.resumeIntervalMs);
+    if (intervals.length === 0) return;
+    const interval = Math.min(...intervals);
     const hub = this.hub;
     const isLive = (instance: string) => (hub ? hub.isLive(instance) : instance === this.instance);
     const scan = async () => {
@@ -168,7 +171,7 @@ export class Host implements SagaService {
     };
     const first = hub ? hub.advertiseIntervalMs + 500 : 0;
     setTimeout(() => void scan(), first).unref();
-    this.resumeTimer = setInterval(() => void scan(), RESUME_INTERVAL_MS);
+    this.resumeTimer = setInterval(() => void scan(), interval);
     this.resumeTimer.unref();
   }
 
@@ -269,14 +272,14 @@ export class Host implements SagaService {
    */
   private outcomesOf(settings: RunnerSettings, log: Logger): { outcomes?: OutcomeRecorder } {
     const system = this.hub?.gatewaySystem();
-    const ttl = settings.statusTtlMs ?? DEFAULT_STATUS_TTL_MS;
     // A runner without sagas is never asked to run one: it needs no bucket.
-    if (!system || settings.journal !== undefined || ttl <= 0 || settings.plans.length === 0) return {};
+    if (!system || settings.journal !== undefined || settings.statusTtlMs <= 0 || settings.plans.length === 0)
+      return {};
     const runner = {
       name: settings.name,
       deployment: settings.deployment,
-      statusTtlMs: ttl,
-      statusMaxBytes: settings.statusMaxBytes ?? DEFAULT_STATUS_MAX_BYTES,
+      statusTtlMs: settings.statusTtlMs,
+      statusMaxBytes: settings.statusMaxBytes,
     };
     return { outcomes: new OutcomeRecorder(system, runner, this.instance, log) };
   }

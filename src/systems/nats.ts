@@ -5,7 +5,7 @@ import type { Cancellable } from '../core/cancel.js';
 import { SagawayError, toErrorInfo } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { SagaRequest, SagaResult } from '../core/types.js';
-import { ADVERTISE_INTERVAL_MS, Directory } from './nats/directory.js';
+import { Directory } from './nats/directory.js';
 import { Names } from './nats/names.js';
 import type { PendingEvent, PendingReplies } from './nats/pending.js';
 import { decode, encode, isReplyWire, WIRE_VERSION, type EventWire, type ReplyRoute } from './nats/wire.js';
@@ -52,7 +52,7 @@ export class NatsSystem implements System {
   readonly type = 'nats' as const;
   readonly name: string;
   readonly names: Names;
-  readonly directory = new Directory();
+  readonly directory: Directory;
   nc: NatsConnection | undefined;
   js: JetStreamClient | undefined;
   private jsm: JetStreamManager | undefined;
@@ -73,6 +73,7 @@ export class NatsSystem implements System {
   constructor(private readonly options: NatsSystemOptions) {
     this.name = options.settings.name;
     this.names = new Names(options.settings.prefix);
+    this.directory = new Directory(options.settings.advertiseIntervalMs);
     this.log = options.log.child({ system: this.name });
   }
 
@@ -418,9 +419,9 @@ export class NatsSystem implements System {
     }
   }
 
-  /** The runners' advertisement interval, for callers that wait for a full round. */
+  /** The runners' advertisement interval (systems.X.advertiseInterval). */
   get advertiseIntervalMs(): number {
-    return ADVERTISE_INTERVAL_MS;
+    return this.options.settings.advertiseIntervalMs;
   }
 
   /** The JetStream manager (consumers are created by the serving side). */

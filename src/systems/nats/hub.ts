@@ -5,10 +5,8 @@ import type { Logger } from '../../core/logger.js';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
 import { NatsSystem } from '../nats.js';
 import type { SagaService } from '../../core/messages.js';
-import { ADVERTISE_INTERVAL_MS } from './directory.js';
 import { PendingReplies } from './pending.js';
 import { OutcomeReader } from './outcome-reader.js';
-import { DEFAULT_STATUS_TTL_MS } from './outcomes.js';
 import { answerRunQueries } from './admin-responder.js';
 import { NatsServer, type NatsEndpoint, type ServeObserver } from './serve.js';
 
@@ -108,7 +106,7 @@ export class NatsHub implements SagaService {
   outcomeReader(): OutcomeReader | undefined {
     const system = this.gatewaySystem();
     const runners = Object.values(this.settings.runners)
-      .filter((r) => r.journal === undefined && r.plans.length > 0 && (r.statusTtlMs ?? DEFAULT_STATUS_TTL_MS) > 0)
+      .filter((r) => r.journal === undefined && r.plans.length > 0 && r.statusTtlMs > 0)
       .map((r) => r.name);
     if (!system || runners.length === 0) return undefined;
     return new OutcomeReader(system, runners, (instance) => this.isLive(instance));
@@ -128,9 +126,9 @@ export class NatsHub implements SagaService {
     return out;
   }
 
-  /** Interval of runner advertisements. */
+  /** The longest interval of runner advertisements among the systems: one full round of all of them. */
   get advertiseIntervalMs(): number {
-    return ADVERTISE_INTERVAL_MS;
+    return Math.max(...[...this.systems.values()].map((s) => s.advertiseIntervalMs));
   }
 
   /** Whether every system is connected. */

@@ -35,11 +35,6 @@ import {
  *   one per run, at most MAX_HELD runs) and put when it is back, the correlation index is skipped.
  */
 
-/** `runners.R.statusTtl` when not set (settings made by code; compile fills it). */
-export const DEFAULT_STATUS_TTL_MS = 24 * 3600_000;
-/** `runners.R.statusMaxSize` when not set. */
-export const DEFAULT_STATUS_MAX_BYTES = 64 * 1024;
-
 /** One put in this many asks for the server's acknowledgement (failures are noticed, not paid for on every put). */
 const ACK_SAMPLE = 64;
 /** Sampled puts awaiting their acknowledgement at most; beyond, puts are sent without asking. */
