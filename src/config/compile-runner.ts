@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DEFAULT_MAX_RUNS_PER_REQUEST } from '../core/lineage.js';
 import { parseDuration, parseSize } from '../core/units.js';
-import { checkSaga, eventMetasOf, planSaga, type CompiledSaga } from '../saga/graph.js';
+import { compileSagaPlan } from '../saga/compile.js';
+import { eventMetasOf, type CompiledSaga } from '../saga/graph.js';
 import { isLayerField } from './layer-fields.js';
 import type { Report } from './report.js';
 import type { RawConfig, RawEventMeta, RawRunner } from './schema.js';
@@ -107,9 +108,9 @@ export function compileRunner(
 }
 
 /**
- * Graph checks of every saga, and the event-step rules that need the runner around them; then
- * the compile stage: each saga without errors becomes its frozen plan (a configuration with
- * errors is refused by the loader, so no runner ever sees a partial list).
+ * One compile pass per saga (saga/compile.ts: its issues and, without errors, its frozen plan),
+ * and the event-step rules that need the runner around them (a configuration with errors is
+ * refused by the loader, so no runner ever sees a partial list).
  */
 function checkRunnerSagas(
   runner: RunnerSettings,
@@ -125,7 +126,7 @@ function checkRunnerSagas(
     if (ids.has(saga.id))
       report(saga.source.file, where('id'), `duplicate saga id "${saga.id}" in runner "${runner.name}"`);
     ids.set(saga.id, saga);
-    const issues = checkSaga(saga);
+    const { plan, issues } = compileSagaPlan(saga, defaultTimeoutMs);
     for (const issue of issues) report(saga.source.file, where(...issue.at), issue.message, issue.severity);
     saga.steps.forEach((step, i) => {
       for (const { meta, at } of eventMetasOf(step)) {
@@ -134,7 +135,7 @@ function checkRunnerSagas(
         );
       }
     });
-    if (!issues.some((i) => i.severity === 'error')) plans.push(planSaga(saga, defaultTimeoutMs));
+    if (plan) plans.push(plan);
   }
   // onFail names a saga of the same runner (checked once every id is known).
   for (const saga of runner.sagas) {

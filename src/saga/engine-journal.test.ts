@@ -6,7 +6,7 @@ import { silentLogger } from '../core/logger.js';
 import type { Payload } from '../core/types.js';
 import type { EventMessage, EventReply } from '../core/messages.js';
 import { runSaga, type EngineDeps } from './engine.js';
-import { compileSaga } from './graph.js';
+import { compileSaga } from '../testing/compile-saga.js';
 
 /** start -> a (event) -> t (transform) -> b (event) -> ok */
 const saga = compileSaga(

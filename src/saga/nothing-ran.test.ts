@@ -4,7 +4,7 @@ import type { SagaDefinition } from '../config/settings.js';
 import { silentLogger } from '../core/logger.js';
 import type { EventMessage, EventReply } from '../core/messages.js';
 import { runSaga } from './engine.js';
-import { compileSaga } from './graph.js';
+import { compileSaga } from '../testing/compile-saga.js';
 
 /**
  * Issue 26 ("Also"): a run whose failure came before any event reached a handler says so

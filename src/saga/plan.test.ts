@@ -4,7 +4,8 @@ import { silentLogger } from '../core/logger.js';
 import type { EventMessage, EventReply } from '../core/messages.js';
 import type { RequestContext } from '../core/types.js';
 import { runSaga } from './engine.js';
-import { compileSaga, type CompiledStep } from './graph.js';
+import type { CompiledStep } from './graph.js';
+import { compileSaga } from '../testing/compile-saga.js';
 
 /** The compile stage's plan (saga/graph.ts planSaga) and the engine's use of it. */
 

@@ -5,7 +5,7 @@ import { silentLogger } from '../core/logger.js';
 import type { EventMessage, EventReply } from '../core/messages.js';
 import type { Payload } from '../core/types.js';
 import { runSaga, type EngineDeps, type RunProgress } from './engine.js';
-import { compileSaga } from './graph.js';
+import { compileSaga } from '../testing/compile-saga.js';
 
 /**
  * A loop step revisited after a resume: the journal keeps how often each event step was visited,

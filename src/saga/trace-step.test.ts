@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { silentLogger } from '../core/logger.js';
 import type { StepRecord } from '../core/trace.js';
 import { runSaga } from './engine.js';
-import { compileSaga } from './graph.js';
+import { compileSaga } from '../testing/compile-saga.js';
 import type { RawSaga } from './schema.js';
 
 /** The engine's trace hook: one record per step, with the status, value, error and payload after it. */
