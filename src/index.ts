@@ -23,6 +23,7 @@ export type { State, StateRecord, ListOptions, ListPage, WriteOptions, QueryResu
 export { loadConfig, type LoadedConfig, type LoadOptions } from './config/load.js';
 export type { Settings } from './config/settings.js';
 export { startTestHost, loadTestHost, type TestHost, type TestHostOptions, type RunOptions } from './testing/index.js';
+export { settingsFor, type SettingsOverrides } from './testing/settings.js';
 export { createGateway, type Gateway, type GatewayOptions } from './gateway/server.js';
 export { Host, type HostOptions } from './runner/host.js';
 export { BUILTIN_HANDLERS } from './handlers/index.js';

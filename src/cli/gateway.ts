@@ -56,7 +56,7 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
   const port = parsePort(options.port ?? process.env['PORT']) ?? settings.gateway.port ?? 8080;
   // The console's live runs: the runners relay their traces over the cluster while it is watched,
   // and only when the file says so (gateway.console.natsTraces): by default no trace crosses the broker.
-  const relay = settings.gateway.console?.natsTraces === true ? cluster.traces() : undefined;
+  const relay = settings.gateway.console.natsTraces ? cluster.traces() : undefined;
   const gateway = await createGateway({
     settings,
     service: cluster,

@@ -112,7 +112,7 @@ export interface StreamSettings {
   cursorKey?: string;
 }
 
-/** The defaults of `gateway.idempotency` (compile.ts fills them in; the gateway, for settings made by code). */
+/** The defaults of `gateway.idempotency` (compile-gateway.ts fills them in). */
 export const DEFAULT_IDEMPOTENCY_SETTINGS: Readonly<IdempotencySettings> = Object.freeze({
   ttlMs: 24 * 60 * 60 * 1000,
   maxBody: 256 * 1024,
@@ -142,12 +142,12 @@ export interface GatewaySettings {
   limits: LimitSettings;
   /** absolute folder of static files served at `/`, if any */
   static?: string;
-  /** Idempotency-Key requests; the compiler fills in the defaults, absent = the same */
-  idempotency?: IdempotencySettings;
-  /** serve GET /api/openapi.json; the compiler fills in true, absent = the same */
-  openapi?: boolean;
-  /** the console (docs/console.md); absent (hand-made settings) = the defaults */
-  console?: ConsoleSettings;
+  /** Idempotency-Key requests */
+  idempotency: IdempotencySettings;
+  /** serve GET /api/openapi.json; default true */
+  openapi: boolean;
+  /** the console (docs/console.md) */
+  console: ConsoleSettings;
 }
 
 /** `gateway.console`: who may see the console, where, and how much its traces carry. */
@@ -198,6 +198,8 @@ export interface NatsSystemSettings {
   eventsMaxAgeMs: number;
   /** max_age of the durable replies stream; default 10 min */
   repliesMaxAgeMs: number;
+  /** how often a runner process advertises itself (a process silent for 3 intervals is gone); default 2 s */
+  advertiseIntervalMs: number;
   user?: string;
   pass?: string;
   token?: string;
@@ -294,21 +296,20 @@ export interface RunnerSettings {
   plans: readonly CompiledSaga[];
   actions: Readonly<Record<string, StructuralActionSettings>>;
   streams: Readonly<Record<string, StreamBindingSettings>>;
-  /** distributed mode, no journal: how long outcomes stay readable at /api/status (NATS KV max_age); 0 = not kept; default 24 h (always set by compile; optional for settings made by code) */
-  statusTtlMs?: number;
+  /** distributed mode, no journal: how long outcomes stay readable at /api/status (NATS KV max_age); 0 = not kept; default 24 h */
+  statusTtlMs: number;
   /** largest outcome value kept in the status bucket, in bytes; default 64 KiB */
-  statusMaxBytes?: number;
+  statusMaxBytes: number;
   /** steps one saga run may take before STEP_LIMIT_EXCEEDED; default 1000 */
   maxSteps: number;
   /** saga runs one request may start (its own, nested StartSaga runs at any depth) before RUN_BUDGET_EXCEEDED; default 100 */
   maxRunsPerRequest: number;
   /** alias of the state that journals saga progress; undefined = no journal */
   journal?: string;
-  /**
-   * ms a finished run stays in the journal after its last write (journalRetention); compile
-   * fills in 7 days (optional only so that hand-made settings in tests need not name it)
-   */
-  journalRetentionMs?: number;
+  /** ms a finished run stays in the journal after its last write (journalRetention); default 7 days */
+  journalRetentionMs: number;
+  /** ms between two looks for journaled runs whose process is gone (resumeInterval); default 5 s */
+  resumeIntervalMs: number;
 }
 
 /** Everything a process needs, compiled from one configuration file. */

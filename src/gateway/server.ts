@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
-import { DEFAULT_CONSOLE, type Settings } from '../config/settings.js';
+import type { Settings } from '../config/settings.js';
 import type { TraceSource } from '../core/trace.js';
 import { registerConsole } from './console/routes.js';
 import type { Logger } from '../core/logger.js';
@@ -214,9 +214,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   await app.register(streamForm, { ctx, rate, sagas });
   registerOps(app, metrics, options.ready);
   registerStatusRoute(app, ctx, options.status);
-  if (settings.openapi !== false) registerOpenApi(app, options.settings);
+  if (settings.openapi) registerOpenApi(app, options.settings);
   if (settings.static !== undefined) await registerStatic(app, settings.static);
-  const shown = settings.console ?? DEFAULT_CONSOLE;
+  const shown = settings.console;
   const consoleFeed = shown.enabled
     ? registerConsole(app, ctx, {
         settings: options.settings,

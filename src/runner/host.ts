@@ -9,8 +9,6 @@ import type { State } from '../states/state.js';
 import { TraceBus } from '../core/trace.js';
 import { LocalCluster } from '../systems/local.js';
 import {
-  DEFAULT_STATUS_MAX_BYTES,
-  DEFAULT_STATUS_TTL_MS,
   type Cluster,
   type CreateCluster,
   type OutcomeWriter,
@@ -55,8 +53,6 @@ export interface HostOptions {
   traceMask?: ValueMask;
 }
 
-/** How often journaled runs whose process is gone are looked for. */
-const RESUME_INTERVAL_MS = Number(process.env['SAGAWAY_RESUME_MS'] ?? 5000);
 /** How often finished runs past their retention are removed from the journals (runner.pruneJournal). */
 const PRUNE_INTERVAL_MS = 60_000;
 
@@ -84,8 +80,8 @@ export class Host implements SagaService {
   private closed = false;
 
   private constructor(private readonly options: HostOptions) {
-    const shown = options.settings.gateway?.console;
-    this.traces = new TraceBus(shown?.snapshotBytes, shown?.sample, compileMasker(shown?.mask));
+    const shown = options.settings.gateway.console;
+    this.traces = new TraceBus(shown.snapshotBytes, shown.sample, compileMasker(shown.mask));
     this.instance = randomBytes(9).toString('base64url').replace(/[-_]/g, 'x');
     this.local = new LocalCluster(this.instance, options.log);
   }
@@ -100,7 +96,7 @@ export class Host implements SagaService {
         host.cluster.start();
         // A console watched on a gateway elsewhere asks for this process's traces, when the file
         // lets traces cross the broker (gateway.console.natsTraces; default off).
-        if (options.settings.gateway?.console?.natsTraces === true)
+        if (options.settings.gateway.console.natsTraces)
           host.tracePublisher = host.cluster.traces()?.publish(host.traces, options.traceMask);
       }
       const secrets = options.secrets ?? createSecretSource(options.settings.secrets);
@@ -148,10 +144,16 @@ export class Host implements SagaService {
    * Look for journaled runs whose process is gone, now and then, per the cluster's process
    * directory. With NATS, a process is gone when its advertisements stopped; the first look waits
    * for one advertisement round so that live processes are known. Without a remote cluster, this
-   * process owns the journal alone: whatever is RUNNING at start was left by a previous life.
+   * process owns the journal alone: whatever is RUNNING at start was left by a previous life. One
+   * scan covers every hosted runner, as often as the shortest `resumeInterval` of those with a
+   * journal asks.
    */
   private startResumer(): void {
-    if (![...this.runners.values()].some((r) => r.journaled)) return;
+    const intervals = [...this.runners]
+      .filter(([, runner]) => runner.journaled)
+      .map(([name]) => this.options.settings.runners[name]!.resumeIntervalMs);
+    if (intervals.length === 0) return;
+    const interval = Math.min(...intervals);
     const cluster = this.cluster ?? this.local;
     const directory = cluster.directory;
     const scan = async () => {
@@ -173,7 +175,7 @@ export class Host implements SagaService {
     };
     const first = directory.advertiseIntervalMs > 0 ? directory.advertiseIntervalMs + 500 : 0;
     setTimeout(() => void scan(), first).unref();
-    this.resumeTimer = setInterval(() => void scan(), RESUME_INTERVAL_MS);
+    this.resumeTimer = setInterval(() => void scan(), interval);
     this.resumeTimer.unref();
   }
 
@@ -275,14 +277,14 @@ export class Host implements SagaService {
    */
   private outcomesOf(settings: RunnerSettings, log: Logger): { outcomes?: OutcomeWriter } {
     const cluster = this.cluster;
-    const ttl = settings.statusTtlMs ?? DEFAULT_STATUS_TTL_MS;
     // A runner without sagas is never asked to run one: it needs no bucket.
-    if (!cluster || settings.journal !== undefined || ttl <= 0 || settings.plans.length === 0) return {};
+    if (!cluster || settings.journal !== undefined || settings.statusTtlMs <= 0 || settings.plans.length === 0)
+      return {};
     const runner = {
       name: settings.name,
       deployment: settings.deployment,
-      statusTtlMs: ttl,
-      statusMaxBytes: settings.statusMaxBytes ?? DEFAULT_STATUS_MAX_BYTES,
+      statusTtlMs: settings.statusTtlMs,
+      statusMaxBytes: settings.statusMaxBytes,
     };
     const outcomes = cluster.outcomeWriter(runner, log);
     return outcomes ? { outcomes } : {};

@@ -6,7 +6,7 @@ import { silentLogger } from '../core/logger.js';
 import type { EventMessage, EventReply } from '../core/messages.js';
 import type { EventStatus, SagaResult } from '../core/types.js';
 import { runSaga, type EngineDeps, type Registration } from './engine.js';
-import { checkSaga } from './graph.js';
+import { compileSagaPlan } from './compile.js';
 import { compileSaga } from '../testing/compile-saga.js';
 import type { RawStep } from './schema.js';
 
@@ -434,8 +434,8 @@ describe('compensation', () => {
 
 describe('load-time checks of compensation settings', () => {
   const check = (steps: RawStep[]) =>
-    checkSaga({ id: 's', path: '/s', steps } as never)
-      .filter((i) => i.severity === 'error')
+    compileSagaPlan({ id: 's', path: '/s', steps } as never, 5000)
+      .issues.filter((i) => i.severity === 'error')
       .map((i) => `${i.at.join('.')}: ${i.message}`);
 
   test('pivot and retry only on event steps, compensate: false only on fail steps, a pivot has no undo', () => {
@@ -457,22 +457,25 @@ describe('load-time checks of compensation settings', () => {
 
   test('timeouts and retry delays longer than a Node.js timer keeps (24.8 days) are refused, not run at once', () => {
     const long = '600h';
-    const errors = checkSaga({
-      id: 's',
-      path: '/s',
-      timeout: long,
-      steps: [
-        { id: 'start', type: 'start', links: [{ to: 'e' }] },
-        {
-          ...step('e', 'ok'),
-          eventMeta: { handler: 'inv', action: 'Do', version: 0, timeout: long },
-          retry: { attempts: 3, backoff: long, maxBackoff: long },
-          compensate: { ...undo('U'), retry: { attempts: 2, maxBackoff: '1000h' } },
-        } as RawStep,
-        { id: 'ok', type: 'success' },
-      ],
-    } as never)
-      .filter((i) => i.severity === 'error')
+    const errors = compileSagaPlan(
+      {
+        id: 's',
+        path: '/s',
+        timeout: long,
+        steps: [
+          { id: 'start', type: 'start', links: [{ to: 'e' }] },
+          {
+            ...step('e', 'ok'),
+            eventMeta: { handler: 'inv', action: 'Do', version: 0, timeout: long },
+            retry: { attempts: 3, backoff: long, maxBackoff: long },
+            compensate: { ...undo('U'), retry: { attempts: 2, maxBackoff: '1000h' } },
+          } as RawStep,
+          { id: 'ok', type: 'success' },
+        ],
+      } as never,
+      5000,
+    )
+      .issues.filter((i) => i.severity === 'error')
       .map((i) => i.at.join('.'));
     assert.deepEqual(errors.sort(), [
       'steps.1.compensate.retry.maxBackoff',

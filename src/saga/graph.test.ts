@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RawSaga } from './schema.js';
-import { checkSaga, selectLink } from './graph.js';
+import { selectLink } from './graph.js';
+import { compileSagaPlan } from './compile.js';
 import { compileSaga } from '../testing/compile-saga.js';
 
 const errors = (saga: RawSaga) =>
-  checkSaga(saga)
-    .filter((i) => i.severity === 'error')
+  compileSagaPlan(saga, 5000)
+    .issues.filter((i) => i.severity === 'error')
     .map((i) => `${i.at.join('.')}: ${i.message}`);
 
 test('unknown ids, duplicate ids, missing start', () => {

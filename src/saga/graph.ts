@@ -1,13 +1,14 @@
 import type { RawEventMeta, RawRetry, RawSaga, RawStep } from './schema.js';
 import { SagawayError } from '../core/errors.js';
-import { parsePath } from '../core/path.js';
+import { parsePathCached } from '../core/path.js';
 import { parseDuration } from '../core/units.js';
 import { compileExpression, type Expression } from './expression.js';
 import { parseElements, parseOutputSpec, type OutputSpec, type ParsedElements } from './payload.js';
 
 /**
  * A saga compiled for running: steps by id, links sorted by priority, expressions compiled and
- * paths parsed. `checkSaga` finds every configuration error of a saga with its location.
+ * paths parsed. `checkSaga` finds every configuration error of a saga with its location;
+ * compile.ts runs it and `planSaga` as one pass.
  */
 
 export type StepType = RawStep['type'];
@@ -151,8 +152,11 @@ export function hasPlaceholder(text: string): boolean {
   return PLACEHOLDER_RE.test(text);
 }
 
-/** Every configuration error (and warning) of one saga: ids, links, reachability, paths, expressions. */
-export function checkSaga(saga: RawSaga): SagaIssue[] {
+/**
+ * Every configuration error (and warning) of one saga: ids, links, reachability, paths,
+ * expressions; the expressions it compiles are kept in `expressions` for the plan (compile.ts).
+ */
+export function checkSaga(saga: RawSaga, expressions: Map<RawStep, Expression>): SagaIssue[] {
   const issues: SagaIssue[] = [];
   const err = (at: (string | number)[], message: string) => issues.push({ at, message, severity: 'error' });
   const warn = (at: (string | number)[], message: string) => issues.push({ at, message, severity: 'warning' });
@@ -176,7 +180,7 @@ export function checkSaga(saga: RawSaga): SagaIssue[] {
       warn(['steps', i, 'links'], `a ${step.type} step ends the saga; its links are never taken`);
     if (!TERMINAL.has(step.type) && links.length === 0)
       err(['steps', i], `step "${step.id}" has no links: the saga can end nowhere`);
-    checkStepSettings(step, i, err);
+    checkStepSettings(step, i, err, expressions);
   });
 
   // Reachability from the start step, and whether every reachable step can still end the saga
@@ -266,13 +270,18 @@ function checkTimer(value: unknown, at: (string | number)[], err: (at: (string |
   if ((parseDuration(value) ?? 0) > MAX_TIMER_MS) err(at, 'longer than 24 days (the longest timer Node.js keeps)');
 }
 
-function checkStepSettings(step: RawStep, i: number, err: (at: (string | number)[], m: string) => void): void {
+function checkStepSettings(
+  step: RawStep,
+  i: number,
+  err: (at: (string | number)[], m: string) => void,
+  expressions: Map<RawStep, Expression>,
+): void {
   checkUndoSettings(step, i, err);
   const tryParse = (text: string | undefined, at: (string | number)[], output: boolean) => {
     if (text === undefined) return;
     try {
       if (output) parseOutputSpec(text);
-      else parsePath(text);
+      else parsePathCached(text);
     } catch (e) {
       err(at, (e as Error).message);
     }
@@ -303,7 +312,7 @@ function checkStepSettings(step: RawStep, i: number, err: (at: (string | number)
   }
   if ((step.type === 'transform' || step.type === 'condition') && step.expression !== undefined) {
     try {
-      compileExpression(step.expression);
+      expressions.set(step, compileExpression(step.expression));
     } catch (e) {
       const je = e as { message?: string; position?: number };
       err(
@@ -318,11 +327,15 @@ function checkStepSettings(step: RawStep, i: number, err: (at: (string | number)
 export const DEFAULT_SAGA_METHODS: readonly string[] = ['GET'];
 
 /**
- * Build the frozen plan of a saga that `checkSaga` found without errors (the configuration
- * compile stage checks every saga first). Every path, duration and expression is parsed here,
- * once; the engine reads the plan and never the raw text.
+ * Build the frozen plan of a saga that `checkSaga` found without errors, with the expressions
+ * it compiled. Every path, duration and expression is parsed by then; the engine reads the plan
+ * and never the raw text.
  */
-export function planSaga(saga: RawSaga, defaultTimeoutMs: number): CompiledSaga {
+export function planSaga(
+  saga: RawSaga,
+  defaultTimeoutMs: number,
+  expressions: ReadonlyMap<RawStep, Expression>,
+): CompiledSaga {
   const steps = new Map<string, CompiledStep>();
   const links = new Map<string, { link: Omit<CompiledLink, 'target'> & { target?: CompiledStep }; order: number }[]>();
   for (const s of saga.steps) {
@@ -337,6 +350,7 @@ export function planSaga(saga: RawSaga, defaultTimeoutMs: number): CompiledSaga 
       planStep(
         s,
         own.map((l) => l.link as CompiledLink),
+        expressions.get(s),
       ),
     );
   }
@@ -363,9 +377,11 @@ export function planSaga(saga: RawSaga, defaultTimeoutMs: number): CompiledSaga 
   });
 }
 
-function planStep(s: RawStep, links: CompiledLink[]): CompiledStep {
+function planStep(s: RawStep, links: CompiledLink[], expression: Expression | undefined): CompiledStep {
   const base = { id: s.id, autoFail: s.autoFail, links, raw: s };
   const output = s.outputElement === undefined ? undefined : parseOutputSpec(s.outputElement);
+  if ((s.type === 'transform' || s.type === 'condition') && expression === undefined)
+    throw new SagawayError('CONFIG_INVALID', `step "${s.id}": a ${s.type} step needs an expression`);
   switch (s.type) {
     case 'start':
       return { ...base, type: 'start' };
@@ -385,9 +401,9 @@ function planStep(s: RawStep, links: CompiledLink[]): CompiledStep {
         pivot: s.pivot === true,
       };
     case 'transform':
-      return { ...base, type: 'transform', expression: compileExpression(s.expression as string), output };
+      return { ...base, type: 'transform', expression: expression!, output };
     case 'condition':
-      return { ...base, type: 'condition', expression: compileExpression(s.expression as string) };
+      return { ...base, type: 'condition', expression: expression! };
     case 'success':
       return { ...base, type: 'success', output, http: s.http ?? 200 };
     case 'fail':

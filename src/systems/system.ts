@@ -53,11 +53,6 @@ export interface ServeObserver {
   run?(outcome: string, seconds: number): void;
 }
 
-/** `runners.R.statusTtl` when not set (settings made by code; compile fills it). */
-export const DEFAULT_STATUS_TTL_MS = 24 * 3600_000;
-/** `runners.R.statusMaxSize` when not set. */
-export const DEFAULT_STATUS_MAX_BYTES = 64 * 1024;
-
 /** What an outcome writer needs to know about its runner. */
 export interface RecordedRunner {
   name: string;

@@ -37,8 +37,9 @@ const natsUp = await reachable(4222);
 const pgReason = await pgUnavailableReason(PG);
 const skip = !natsUp ? skipOrFail(`NATS not reachable at ${NATS}`) : pgReason ? skipOrFail(pgReason) : false;
 
-/** Fast advertisements and journal scans, so a dead process is noticed within about a second. */
-const FAST = { SAGAWAY_ADVERTISE_MS: '300', SAGAWAY_RESUME_MS: '500' };
+/** Fast advertisements and journal scans, so a dead process is noticed within about a second (systems.bus.advertiseInterval, runners.api.resumeInterval). */
+const FAST_ADVERTISE = '300ms';
+const FAST_RESUME = '500ms';
 
 function step(id: string, meta: Record<string, unknown>, next: string) {
   return {
@@ -60,7 +61,16 @@ function configFor(prefix: string, servers: string, timeout = '10s', pgUrl = PG)
       apis: [{ path: '/', runner: 'api', public: true }],
       limits: { timeout, rate: false },
     },
-    systems: { bus: { type: 'nats', servers: [servers], ackWait: '1s', maxDeliver: 5, prefix } },
+    systems: {
+      bus: {
+        type: 'nats',
+        servers: [servers],
+        ackWait: '1s',
+        maxDeliver: 5,
+        prefix,
+        advertiseInterval: FAST_ADVERTISE,
+      },
+    },
     defaultSystem: 'bus',
     states: {
       jr: { type: 'postgres', url: pgUrl, table: `${prefix}_journal` },
@@ -69,6 +79,7 @@ function configFor(prefix: string, servers: string, timeout = '10s', pgUrl = PG)
     runners: {
       api: {
         journal: 'jr',
+        resumeInterval: FAST_RESUME,
         sagas: [
           {
             id: 'slow',
@@ -159,11 +170,11 @@ describe('fault injection', { skip }, () => {
       () => dropStreams(NATS, prefix),
       () => dropTables(prefix),
     );
-    const env = { ...FAST, SAGAWAY_TEST_LOG: log };
+    const env = { SAGAWAY_TEST_LOG: log };
     await cluster.runner('api', undefined, env);
     const w1 = await cluster.runner('worker', undefined, { ...env, SAGAWAY_TEST_TAG: 'w1' });
     const w2 = await cluster.runner('worker', undefined, { ...env, SAGAWAY_TEST_TAG: 'w2' });
-    const { port } = await cluster.gateway(FAST);
+    const { port } = await cluster.gateway();
     await waitUntil(async () => (await call(port, '/api/request/quick')).status === 200, 10_000, 100);
 
     const pending = call(port, '/api/request/slow');
@@ -193,10 +204,10 @@ describe('fault injection', { skip }, () => {
       () => dropStreams(NATS, prefix),
       () => dropTables(prefix),
     );
-    const env = { ...FAST, SAGAWAY_TEST_LOG: log };
+    const env = { SAGAWAY_TEST_LOG: log };
     const api = await cluster.runner('api', undefined, env);
     await cluster.runner('worker', undefined, { ...env, SAGAWAY_TEST_TAG: 'w1' });
-    const { port } = await cluster.gateway(FAST);
+    const { port } = await cluster.gateway();
     await waitUntil(async () => (await call(port, '/api/request/quick')).status === 200, 10_000, 100);
 
     const id = `${prefix}-two`;
@@ -262,10 +273,10 @@ describe('fault injection', { skip }, () => {
         () => cluster.close(),
         () => dropTables(prefix),
       );
-      const env = { ...FAST, SAGAWAY_TEST_LOG: log };
+      const env = { SAGAWAY_TEST_LOG: log };
       await cluster.runner('api', undefined, env);
       await cluster.runner('worker', undefined, env);
-      const { port } = await cluster.gateway(FAST);
+      const { port } = await cluster.gateway();
       await waitUntil(async () => (await call(port, '/api/request/quick')).status === 200, 10_000, 100);
 
       const results: { id: string; status: number; retryAfter: string | null; at: number }[] = [];
@@ -360,10 +371,10 @@ describe('fault injection', { skip }, () => {
         () => cluster.close(),
         () => dropStreams(NATS, prefix),
       );
-      const env = { ...FAST, SAGAWAY_TEST_LOG: log };
+      const env = { SAGAWAY_TEST_LOG: log };
       const api = await cluster.runner('api', undefined, env);
       const worker = await cluster.runner('worker', undefined, env);
-      const { port } = await cluster.gateway(FAST);
+      const { port } = await cluster.gateway();
       await waitUntil(async () => (await call(port, '/api/request/quick')).status === 200, 10_000, 100);
 
       await pgOwn.stop('immediate');
@@ -399,12 +410,12 @@ describe('fault injection', { skip }, () => {
         () => dropTables(prefix),
         () => rm(store, { recursive: true, force: true }),
       );
-      const env = { ...FAST, SAGAWAY_TEST_LOG: log };
+      const env = { SAGAWAY_TEST_LOG: log };
       // Started by hand: cluster.runner() waits for readiness, which needs the broker.
       const api = await cluster.start('api', ['runner', '--config', cluster.config, '--runner', 'api'], env);
       const apiPort = api.lines.find((l) => l['msg'] === 'sagaway runner started')!['port'] as number;
       await cluster.start('worker', ['runner', '--config', cluster.config, '--runner', 'worker'], env);
-      const { port } = await cluster.gateway(FAST);
+      const { port } = await cluster.gateway();
       assert.equal((await fetch(`http://127.0.0.1:${apiPort}/readyz`)).status, 503);
       const down = await call(port, '/api/request/quick');
       assert.equal(down.status, 503);

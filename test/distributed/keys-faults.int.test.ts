@@ -39,8 +39,9 @@ const skip = !natsUp ? skipOrFail(`NATS not reachable at ${NATS}`) : pgReason ? 
 const noNatsServer = existsSync(NATS_SERVER) ? false : skipOrFail(`${NATS_SERVER} is not installed`);
 const noPgBin = findPgBin() ? false : skipOrFail('PostgreSQL server binaries (initdb, pg_ctl) not installed');
 
-/** Fast advertisements and journal scans, so a dead process is noticed within about a second. */
-const FAST = { SAGAWAY_ADVERTISE_MS: '300', SAGAWAY_RESUME_MS: '500' };
+/** Fast advertisements and journal scans, so a dead process is noticed within about a second (systems.bus.advertiseInterval, runners.api.resumeInterval). */
+const FAST_ADVERTISE = '300ms';
+const FAST_RESUME = '500ms';
 
 function step(id: string, meta: Record<string, unknown>, next: string) {
   return {
@@ -78,7 +79,9 @@ function configFor(prefix: string, nats: string, journalUrl: string | undefined)
       limits: { timeout: '10s', rate: false },
       idempotency: { state: 'keys' },
     },
-    systems: { bus: { type: 'nats', servers: [nats], ackWait: '1s', maxDeliver: 5, prefix } },
+    systems: {
+      bus: { type: 'nats', servers: [nats], ackWait: '1s', maxDeliver: 5, prefix, advertiseInterval: FAST_ADVERTISE },
+    },
     defaultSystem: 'bus',
     states: {
       jr: { type: 'postgres', url: journalUrl ?? PG, table: `${prefix}_journal` },
@@ -88,6 +91,7 @@ function configFor(prefix: string, nats: string, journalUrl: string | undefined)
     runners: {
       api: {
         ...(journalUrl !== undefined ? { journal: 'jr' } : {}),
+        resumeInterval: FAST_RESUME,
         sagas: [
           saga('slow', [step('s', { action: 'Slow', parameters: { ms: 2000 } }, 'ok')]),
           saga('two', [
@@ -194,10 +198,10 @@ describe('faults around Idempotency-Keys and the journal (issue 26)', { skip }, 
         () => dropStreams(NATS, prefix),
         () => dropTables(prefix),
       );
-      const env = { ...FAST, SAGAWAY_TEST_LOG: log };
+      const env = { SAGAWAY_TEST_LOG: log };
       const api = await cluster.runner('api', undefined, env);
       await cluster.runner('worker', undefined, env);
-      const { port } = await cluster.gateway(FAST);
+      const { port } = await cluster.gateway();
       await waitUntil(async () => (await post(port, '/quick', `warm-${Date.now()}`)).status === 200, 10_000, 100);
 
       const pending = call(port, '/api/request/two', { method: 'POST', headers: CLIENT, body: {} });
@@ -254,10 +258,10 @@ describe('faults around Idempotency-Keys and the journal (issue 26)', { skip }, 
           () => cluster.close(),
           () => dropTables(prefix),
         );
-        const env = { ...FAST, SAGAWAY_TEST_LOG: log };
+        const env = { SAGAWAY_TEST_LOG: log };
         await cluster.runner('api', undefined, env);
         await cluster.runner('worker', undefined, env);
-        const { port } = await cluster.gateway(FAST);
+        const { port } = await cluster.gateway();
         await waitUntil(async () => (await post(port, '/quick', `warm-${Date.now()}`)).status === 200, 10_000, 100);
 
         const key = `${prefix}-order-1`;
@@ -302,11 +306,11 @@ describe('faults around Idempotency-Keys and the journal (issue 26)', { skip }, 
         () => dropStreams(NATS, prefix),
         () => dropTables(prefix),
       );
-      const env = { ...FAST, SAGAWAY_TEST_LOG: log };
+      const env = { SAGAWAY_TEST_LOG: log };
       await cluster.runner('api', undefined, env);
       await cluster.runner('worker', undefined, env);
-      const gw1 = await cluster.gateway(FAST);
-      const gw2 = await cluster.gateway(FAST);
+      const gw1 = await cluster.gateway();
+      const gw2 = await cluster.gateway();
       await waitUntil(async () => (await post(gw2.port, '/quick', `warm-${Date.now()}`)).status === 200, 10_000, 100);
 
       const key = `${prefix}-order-1`;
@@ -346,9 +350,9 @@ describe('faults around Idempotency-Keys and the journal (issue 26)', { skip }, 
         () => dropStreams(NATS, prefix),
         () => dropTables(prefix),
       );
-      const env = { ...FAST, SAGAWAY_TEST_LOG: log };
+      const env = { SAGAWAY_TEST_LOG: log };
       await cluster.runner('api', undefined, env);
-      const { port } = await cluster.gateway(FAST);
+      const { port } = await cluster.gateway();
       const key = `${prefix}-order-1`;
       let first = await post(port, '/quick', key);
       // the runner may still be starting (no responders: also nothing ran, also not stored)

@@ -19,8 +19,8 @@ const PG = process.env['SAGAWAY_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:
 const natsUp = await reachable(4222);
 const pgReason = await pgUnavailableReason(PG);
 const skip = !natsUp ? skipOrFail(`NATS not reachable at ${NATS}`) : pgReason ? skipOrFail(pgReason) : false;
-/** Fast advertisements: a killed process is noticed within about a second. */
-const FAST = { SAGAWAY_ADVERTISE_MS: '300' };
+/** Fast advertisements, so a dead process is noticed within about a second (systems.bus.advertiseInterval). */
+const FAST_ADVERTISE = '300ms';
 
 const prefix = uniquePrefix('so');
 
@@ -57,7 +57,17 @@ function order(id: string, deployment: string) {
 
 const config = {
   gateway: { apis: [{ path: '/', runner: 'api', public: true }], limits: { timeout: '3s', rate: false } },
-  systems: { bus: { type: 'nats', servers: [NATS], ackWait: '1s', maxDeliver: 5, prefix, runGrace: '500ms' } },
+  systems: {
+    bus: {
+      type: 'nats',
+      servers: [NATS],
+      ackWait: '1s',
+      maxDeliver: 5,
+      prefix,
+      advertiseInterval: FAST_ADVERTISE,
+      runGrace: '500ms',
+    },
+  },
   defaultSystem: 'bus',
   states: { ledger: { type: 'postgres', url: PG, table: `${prefix}_ledger` } },
   runners: {
@@ -91,13 +101,9 @@ describe('scale-out: 2 gateways, 3 replicas, 2 deployments', { skip }, () => {
   test('status through either gateway; kill -9 a gateway and a replica under load: no acknowledged run lost', async () => {
     cluster = await Cluster.create({ 'sagaway.yaml': stringify(config) });
     // in two waves: seven Node processes starting at once starve each other on a small machine
-    const started = await Promise.all([
-      cluster.runner('api', undefined, FAST),
-      cluster.runner('api', undefined, FAST),
-      cluster.runner('api', undefined, FAST),
-    ]);
-    started.push(...(await Promise.all([cluster.runner('worker', 'a', FAST), cluster.runner('worker', 'b', FAST)])));
-    const [g1, g2] = await Promise.all([cluster.gateway(FAST), cluster.gateway(FAST)]);
+    const started = await Promise.all([cluster.runner('api'), cluster.runner('api'), cluster.runner('api')]);
+    started.push(...(await Promise.all([cluster.runner('worker', 'a'), cluster.runner('worker', 'b')])));
+    const [g1, g2] = await Promise.all([cluster.gateway(), cluster.gateway()]);
     const apis: Proc[] = started.slice(0, 3).map((s) => s.proc);
     await waitUntil(
       async () =>

@@ -31,8 +31,9 @@ const natsUp = await reachable(4222);
 const pgReason = await pgUnavailableReason(PG);
 const skip = !natsUp ? skipOrFail(`NATS not reachable at ${NATS}`) : pgReason ? skipOrFail(pgReason) : false;
 
-/** Fast advertisements and journal scans, so a dead process is noticed within about a second. */
-const FAST = { SAGAWAY_ADVERTISE_MS: '300', SAGAWAY_RESUME_MS: '500' };
+/** Fast advertisements and journal scans, so a dead process is noticed within about a second (systems.bus.advertiseInterval, runners.api.resumeInterval). */
+const FAST_ADVERTISE = '300ms';
+const FAST_RESUME = '500ms';
 /** The saga's timeout: the caller of a dead replica must have its answer within it. */
 const TIMEOUT_S = 6;
 /** How long past the deadline the gateway waits for a live runner's answer. */
@@ -63,7 +64,17 @@ function configFor(prefix: string) {
       limits: { timeout: `${TIMEOUT_S}s`, rate: false },
     },
     // a long grace, so that "within the timeout" and "after the grace" are seconds apart
-    systems: { bus: { type: 'nats', servers: [NATS], ackWait: '1s', maxDeliver: 5, prefix, runGrace: `${GRACE_S}s` } },
+    systems: {
+      bus: {
+        type: 'nats',
+        servers: [NATS],
+        ackWait: '1s',
+        maxDeliver: 5,
+        prefix,
+        advertiseInterval: FAST_ADVERTISE,
+        runGrace: `${GRACE_S}s`,
+      },
+    },
     defaultSystem: 'bus',
     states: {
       jr: { type: 'postgres', url: PG, table: `${prefix}_journal` },
@@ -72,6 +83,7 @@ function configFor(prefix: string) {
     runners: {
       api: {
         journal: 'jr',
+        resumeInterval: FAST_RESUME,
         sagas: [
           {
             id: 'ping',
@@ -143,12 +155,12 @@ describe('the start record before the first step', { skip }, () => {
       () => dropStreams(NATS, prefix),
       () => dropTables(prefix),
     );
-    const env = { ...FAST, SAGAWAY_TEST_LOG: log };
+    const env = { SAGAWAY_TEST_LOG: log };
     // one orchestrator at first, so that it is the one that takes the request
     const [doomed, , { port }] = await Promise.all([
       cluster.runner('api', undefined, env),
       cluster.runner('worker', undefined, env),
-      cluster.gateway(FAST),
+      cluster.gateway(),
     ]);
     await waitUntil(async () => (await call(port, '/api/request/ping')).status === 200, 10_000, 100);
 

@@ -29,8 +29,9 @@ const natsUp = await reachable(4222);
 const pgReason = await pgUnavailableReason(PG);
 const skip = !natsUp ? skipOrFail(`NATS not reachable at ${NATS}`) : pgReason ? skipOrFail(pgReason) : false;
 
-/** Fast advertisements and journal scans, so a dead process is noticed within about a second. */
-const FAST = { SAGAWAY_ADVERTISE_MS: '300', SAGAWAY_RESUME_MS: '500' };
+/** Fast advertisements and journal scans, so a dead process is noticed within about a second (systems.bus.advertiseInterval, runners.api.resumeInterval). */
+const FAST_ADVERTISE = '300ms';
+const FAST_RESUME = '500ms';
 
 /** Each action notes what it did in $SAGAWAY_TEST_LOG; effects are ledger rows keyed by the idempotency key. */
 const STOCK_HANDLER = `
@@ -82,7 +83,9 @@ function configFor(prefix: string) {
       apis: [{ path: '/', runner: 'api', public: true }],
       limits: { timeout: '4s', rate: false },
     },
-    systems: { bus: { type: 'nats', servers: [NATS], ackWait: '1s', maxDeliver: 5, prefix } },
+    systems: {
+      bus: { type: 'nats', servers: [NATS], ackWait: '1s', maxDeliver: 5, prefix, advertiseInterval: FAST_ADVERTISE },
+    },
     defaultSystem: 'bus',
     states: {
       jr: { type: 'postgres', url: PG, table: `${prefix}_journal` },
@@ -91,6 +94,7 @@ function configFor(prefix: string) {
     runners: {
       api: {
         journal: 'jr',
+        resumeInterval: FAST_RESUME,
         sagas: [
           {
             id: 'ping',
@@ -166,11 +170,11 @@ describe('compensation across processes', { skip }, () => {
       () => dropStreams(NATS, prefix),
       () => dropTables(prefix),
     );
-    const env = { ...FAST, SAGAWAY_TEST_LOG: log };
+    const env = { SAGAWAY_TEST_LOG: log };
     const [api, , { port }] = await Promise.all([
       cluster.runner('api', undefined, env),
       cluster.runner('worker', undefined, env),
-      cluster.gateway(FAST),
+      cluster.gateway(),
     ]);
 
     await waitUntil(async () => (await call(port, '/api/request/ping')).status === 200, 10_000, 100);

@@ -4,22 +4,14 @@ import { silentLogger } from '../../src/core/logger.js';
 import type { SagaRequest, SagaResult } from '../../src/core/types.js';
 import { createGateway, type Gateway } from '../../src/gateway/server.js';
 import { gatewaySettingsForTest, type GatewaySettingsInput } from './settings-for-test.js';
+import { settingsFor } from '../../src/testing/settings.js';
 import type { SagaService } from '../../src/core/messages.js';
 
 /** Test harness of the gateway: full Settings around gateway settings, and scriptable services. */
 
-/** Settings with only a gateway block. */
+/** The settings of a configuration without runners, with the test gateway (settings-for-test.ts). */
 export function settingsWith(gateway: GatewaySettingsInput = {}): Settings {
-  return {
-    file: '/tmp/sagaway-test.yaml',
-    baseDir: '/tmp',
-    gateway: gatewaySettingsForTest(gateway),
-    systems: {},
-    states: {},
-    values: {},
-    secrets: { from: 'none' },
-    runners: {},
-  };
+  return settingsFor({}, { gateway: gatewaySettingsForTest(gateway) });
 }
 
 /** A SagaService driven by a function; records every request and counts runs in flight. */

@@ -29,10 +29,7 @@ export function settings(
   return {
     ...base,
     states,
-    gateway: {
-      ...base.gateway,
-      idempotency: { ttlMs: 60_000, maxBody: 256 * 1024, maxKeysPerCaller: 1000, ...idempotency },
-    },
+    gateway: { ...base.gateway, idempotency: { ...base.gateway.idempotency, ttlMs: 60_000, ...idempotency } },
   };
 }
 

@@ -2,10 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { EventSource } from 'eventsource';
-import type { RunnerSettings, SagaDefinition, Settings } from '../../src/config/settings.js';
+import type { SagaDefinition, Settings } from '../../src/config/settings.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { planSaga } from '../../src/saga/graph.js';
 import { createGateway } from '../../src/gateway/server.js';
+import { runnerSettingsFor } from '../../src/testing/settings.js';
 import { feedService, settingsWith } from '../gateway/harness.js';
 
 /**
@@ -31,17 +31,6 @@ const sagas = [
   saga('item', '/items/:id', { methods: ['GET', 'PUT'] }),
   saga('admin', '/admin', { roles: ['admin'] }),
 ];
-const runner: RunnerSettings = {
-  name: 'main',
-  deployment: 'main',
-  handlers: [],
-  sagas,
-  plans: sagas.map((s) => planSaga(s, 1000)),
-  actions: {},
-  streams: {},
-  maxSteps: 1000,
-  maxRunsPerRequest: 100,
-};
 
 async function start() {
   const sha = createHash('sha256').update('viewer-key').digest('hex');
@@ -50,7 +39,7 @@ async function start() {
       stream: { minWaitMs: 10, defaultWaitMs: 10 },
       auth: { apiKeys: [{ name: 'viewer', sha256: sha, roles: ['viewer'] }] },
     }),
-    runners: { main: runner },
+    runners: { main: runnerSettingsFor({ deployment: 'main', sagas }) },
   };
   const svc = feedService(3, 2);
   const gw = await createGateway({ settings, service: svc, log: silentLogger() });

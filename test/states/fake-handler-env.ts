@@ -2,7 +2,8 @@ import { SagawayError, toErrorInfo } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { parsePath, readPath } from '../../src/core/path.js';
 import type { SagaResult } from '../../src/core/types.js';
-import type { RawEventMeta, RunnerSettings, Settings } from '../../src/config/settings.js';
+import type { RawEventMeta } from '../../src/config/settings.js';
+import { runnerSettingsFor, settingsFor } from '../../src/testing/settings.js';
 import {
   ack,
   fail,
@@ -111,8 +112,8 @@ export function fakeEnv(
     }
   };
   const env: HandlerEnv = {
-    settings: {} as Settings,
-    runner: { name: 'test' } as RunnerSettings,
+    settings: settingsFor(),
+    runner: runnerSettingsFor({}, {}, 'test'),
     log: silentLogger(),
     state,
     runEvent: runAction,

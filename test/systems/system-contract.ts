@@ -14,12 +14,8 @@ import { BUILTIN_HANDLERS } from '../../src/handlers/index.js';
 import { Host } from '../../src/runner/host.js';
 import { createState } from '../../src/states/index.js';
 import { createCluster } from '../../src/systems/index.js';
-import {
-  DEFAULT_STATUS_MAX_BYTES,
-  DEFAULT_STATUS_TTL_MS,
-  type Cluster,
-  type System,
-} from '../../src/systems/system.js';
+import { DEFAULT_STATUS_MAX_BYTES, DEFAULT_STATUS_TTL_MS } from '../../src/config/compile-runner.js';
+import type { Cluster, System } from '../../src/systems/system.js';
 import { TraceBus, type RunRecord } from '../../src/core/trace.js';
 import { PROBE_HANDLER } from '../../src/testing/probe-handler.js';
 

@@ -22,8 +22,8 @@ export function masked(value: unknown, masker: Masker = DEFAULT_MASKER, key = ''
 
 /** What a runner publishes for a console over NATS, masked with the configured `gateway.console.mask` too. */
 export function traceMasker(settings: {
-  gateway: { console?: { mask?: readonly string[] } };
+  gateway: { console: { mask: readonly string[] } };
 }): (value: unknown) => unknown {
-  const masker = compileMasker(settings.gateway.console?.mask);
+  const masker = compileMasker(settings.gateway.console.mask);
   return (value) => masked(value, masker);
 }

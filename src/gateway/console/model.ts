@@ -159,6 +159,6 @@ function effectiveFor(settings: Settings, orchestrator: string, meta: RawEventMe
 const maskers = new WeakMap<Settings, Masker>();
 function maskerOf(settings: Settings): Masker {
   let masker = maskers.get(settings);
-  if (masker === undefined) maskers.set(settings, (masker = compileMasker(settings.gateway.console?.mask)));
+  if (masker === undefined) maskers.set(settings, (masker = compileMasker(settings.gateway.console.mask)));
   return masker;
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { callerKey } from '../../core/caller.js';
 import type { SagaResult } from '../../core/types.js';
-import { DEFAULT_IDEMPOTENCY_SETTINGS, type Settings } from '../../config/settings.js';
+import type { Settings } from '../../config/settings.js';
 import type { Logger } from '../../core/logger.js';
 import {
   createRequestKeyStore,
@@ -89,21 +89,18 @@ interface Pending {
 
 /**
  * The idempotency keys of a gateway, with the store `gateway.idempotency.state` names, opened.
- * A database that is down at start is opened again by the first keyed request. Defaults fill
- * in for settings made by code (embedding programs, tests) without `idempotency` or `states`.
+ * A database that is down at start is opened again by the first keyed request.
  */
 export async function openIdempotencyKeys(
   settings: Settings,
   log: Logger,
   status?: StatusSource,
 ): Promise<IdempotencyKeys> {
-  const given = settings.gateway.idempotency;
-  const alias = given?.state;
+  const { state: alias, ttlMs, maxBody, maxKeysPerCaller } = settings.gateway.idempotency;
   const store = await createRequestKeyStore(alias === undefined ? undefined : settings.states?.[alias], log);
   await store
     .init()
     .catch((err: unknown) => log.warn({ err, state: alias }, 'idempotency key store unavailable at start'));
-  const { ttlMs, maxBody, maxKeysPerCaller } = { ...DEFAULT_IDEMPOTENCY_SETTINGS, ...given };
   return new IdempotencyKeys(store, {
     ttlMs,
     maxBody,

@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
-import type { Settings, SystemSettings } from '../../config/settings.js';
+import type { SystemSettings } from '../../config/settings.js';
 import { SagawayError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { silentLogger } from '../../core/logger.js';
 import { ack, type ActionContext, type HandlerEnv } from '../api.js';
 import { httpSystem, startLoopback, type LoopbackServer } from '../../../test/handlers/rest-loopback.js';
+import { runnerSettingsFor, settingsFor } from '../../testing/settings.js';
 import { createRestHandler, restHandler } from './index.js';
 
 /** A HandlerEnv with only what the rest handler reads: the systems of the settings. */
@@ -16,18 +17,8 @@ function fakeEnv(systems: Record<string, SystemSettings>): HandlerEnv {
     throw new Error('not used by the rest handler');
   };
   return {
-    settings: { systems } as unknown as Settings,
-    runner: {
-      name: 'r',
-      deployment: '1',
-      handlers: ['rest'],
-      sagas: [],
-      plans: [],
-      actions: {},
-      streams: {},
-      maxSteps: 1000,
-      maxRunsPerRequest: 100,
-    },
+    settings: settingsFor({}, { systems }),
+    runner: runnerSettingsFor({ handlers: ['rest'] }, {}, 'r'),
     log: silentLogger(),
     state: unused,
     runEvent: unused,
@@ -86,20 +77,7 @@ describe('rest handler', () => {
   before(async () => {
     server = await startLoopback();
     systems = {
-      local: { type: 'local', name: 'local' },
-      bus: {
-        type: 'nats',
-        name: 'bus',
-        servers: ['nats://127.0.0.1:4222'],
-        ackWaitMs: 30_000,
-        maxDeliver: 5,
-        connectTimeoutMs: 2000,
-        runGraceMs: 2000,
-        publishTimeoutMs: 5000,
-        eventsMaxAgeMs: 3_600_000,
-        repliesMaxAgeMs: 600_000,
-        prefix: 'sagaway',
-      },
+      ...settingsFor({ systems: { bus: { type: 'nats', servers: ['nats://127.0.0.1:4222'] } } }).systems,
       inside: httpSystem('inside', `${server.origin}/api`, { allowPrivate: true, headers: { 'X-Tenant': 't1' } }),
       guarded: httpSystem('guarded', `${server.origin}/api`),
     };

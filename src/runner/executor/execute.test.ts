@@ -5,22 +5,13 @@ import { silentLogger } from '../../core/logger.js';
 import type { EventMessage } from '../../core/messages.js';
 import { executeEvent, type ExecutorDeps } from './execute.js';
 import { HandlerRegistry } from './registry.js';
+import { runnerSettingsFor } from '../../testing/settings.js';
 
 function deps(): ExecutorDeps {
   const registry = new HandlerRegistry();
   registry.add({ name: 'inv', actions: { Reserve: { 0: () => 'v0', 2: () => 'v2' } } }, 'test');
   return {
-    runner: {
-      name: 'r',
-      deployment: '1',
-      handlers: [],
-      sagas: [],
-      plans: [],
-      actions: {},
-      streams: {},
-      maxSteps: 10,
-      maxRunsPerRequest: 100,
-    },
+    runner: runnerSettingsFor({ maxSteps: 10 }, {}, 'r'),
     registry,
     values: {},
     secrets: { get: () => undefined },

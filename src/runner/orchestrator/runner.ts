@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RawEventMeta } from '../../config/schema.js';
 import type { ApiSettings, RunnerSettings, Settings, StreamBindingSettings } from '../../config/settings.js';
-import { DEFAULT_JOURNAL_RETENTION_MS } from '../../config/compile.js';
 import { Cancel, type Cancellable } from '../../core/cancel.js';
 import { callerKey } from '../../core/caller.js';
 import { SagawayError, toErrorInfo } from '../../core/errors.js';
@@ -221,7 +220,7 @@ export class Runner {
   pruneJournal(now = Date.now()): Promise<number> {
     const journal = this.deps.journal;
     if (!journal) return Promise.resolve(0);
-    return journal.prune(this.deps.runner.journalRetentionMs ?? DEFAULT_JOURNAL_RETENTION_MS, now);
+    return journal.prune(this.deps.runner.journalRetentionMs, now);
   }
 
   /**

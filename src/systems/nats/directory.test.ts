@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ADVERTISE_INTERVAL_MS, Directory, EXPIRY_FACTOR, type Advertisement } from './directory.js';
+import { Directory, EXPIRY_FACTOR, type Advertisement } from './directory.js';
 import { Names, token } from './names.js';
 
 function ad(over: Partial<Advertisement>): Advertisement {
@@ -17,10 +17,13 @@ function ad(over: Partial<Advertisement>): Advertisement {
   };
 }
 
+/** The advertisement interval of these directories (systems.X.advertiseInterval's default). */
+const ADVERTISE_INTERVAL_MS = 2000;
+
 const meta = (m: Record<string, unknown> = {}) => ({ action: 'Quote', version: 2, ...m });
 
 test('targets: one per live (runner, deployment); replicas of a deployment count once', () => {
-  const d = new Directory();
+  const d = new Directory(ADVERTISE_INTERVAL_MS);
   d.accept(ad({ instance: 'a' }));
   d.accept(ad({ instance: 'b' }));
   d.accept(ad({ instance: 'c', deployment: '2' }));
@@ -30,7 +33,7 @@ test('targets: one per live (runner, deployment); replicas of a deployment count
 });
 
 test('targets: the deployments list restricts; an unknown one is RUNNER_UNAVAILABLE', () => {
-  const d = new Directory();
+  const d = new Directory(ADVERTISE_INTERVAL_MS);
   d.accept(ad({ instance: 'a' }));
   d.accept(ad({ instance: 'c', deployment: '2' }));
   const r = d.targets('bus', 'prices', meta({ deployments: ['2'] }));
@@ -42,7 +45,7 @@ test('targets: the deployments list restricts; an unknown one is RUNNER_UNAVAILA
 });
 
 test('offers: a version nobody offers is ACTION_VERSION_UNSUPPORTED; a deployment without it is left out', () => {
-  const d = new Directory();
+  const d = new Directory(ADVERTISE_INTERVAL_MS);
   d.accept(ad({ instance: 'a' }));
   d.accept(ad({ instance: 'c', deployment: '2', handlers: { p: { Quote: [0] } } }));
   const only1 = d.targets('bus', 'prices', meta());
@@ -56,17 +59,17 @@ test('offers: a version nobody offers is ACTION_VERSION_UNSUPPORTED; a deploymen
 });
 
 test('offers: structural aliases, dynamic bindings and inject are left to the runner', () => {
-  const d = new Directory();
+  const d = new Directory(ADVERTISE_INTERVAL_MS);
   d.accept(ad({ actions: ['QuoteEUR'] }));
   assert.ok('targets' in d.targets('bus', 'prices', meta({ action: 'QuoteEUR', version: 0 })));
   assert.ok('targets' in d.targets('bus', 'prices', meta({ version: 9, inject: true })));
-  const dyn = new Directory();
+  const dyn = new Directory(ADVERTISE_INTERVAL_MS);
   dyn.accept(ad({ streams: { prices: { dynamic: true } } }));
   assert.ok('targets' in dyn.targets('bus', 'prices', meta({ version: 9 })));
 });
 
 test('expiry and goodbye', () => {
-  const d = new Directory();
+  const d = new Directory(ADVERTISE_INTERVAL_MS);
   const t0 = 1_000_000;
   d.accept(ad({ instance: 'a' }), t0);
   assert.equal(d.isLive('a', t0 + ADVERTISE_INTERVAL_MS), true);
@@ -88,7 +91,7 @@ test('names: subject tokens never carry . * > or spaces; consumers are distinct 
 });
 
 test('targets: the answer for a step is kept until an advertisement arrives or one it used expires', () => {
-  const d = new Directory();
+  const d = new Directory(ADVERTISE_INTERVAL_MS);
   const m = meta();
   const t0 = Date.now();
   d.accept(ad({ instance: 'a' }), t0);
@@ -99,7 +102,7 @@ test('targets: the answer for a step is kept until an advertisement arrives or o
   assert.notEqual(second, first, 'a new advertisement is seen at once');
   assert.ok('targets' in second && second.targets.length === 2);
   // an entry that has expired is not served from the cache: accepted long ago, it expires now
-  const d2 = new Directory();
+  const d2 = new Directory(ADVERTISE_INTERVAL_MS);
   d2.accept(ad({ instance: 'old' }), Date.now() - ADVERTISE_INTERVAL_MS * EXPIRY_FACTOR + 30);
   assert.ok('targets' in d2.targets('bus', 'prices', m));
   const until = Date.now() + 60;

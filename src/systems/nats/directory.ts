@@ -5,12 +5,10 @@ import type { RawEventMeta } from '../../config/schema.js';
 /**
  * Who is alive on a NATS system: every runner process publishes an advertisement (its runner,
  * deployment, the streams it consumes and the handler actions and versions it offers) every
- * ADVERTISE_INTERVAL_MS, answers a query at once, and says goodbye when it stops. An entry that
+ * `advertiseInterval` (systems.X.advertiseInterval), answers a query at once, and says goodbye when it stops. An entry that
  * is not refreshed for EXPIRY_FACTOR intervals is dead (a process killed with -9).
  */
 
-/** How often a runner process advertises itself. */
-export const ADVERTISE_INTERVAL_MS = Number(process.env['SAGAWAY_ADVERTISE_MS'] ?? 2000);
 /** Intervals without an advertisement after which a process is considered gone. */
 export const EXPIRY_FACTOR = 3;
 
@@ -59,13 +57,16 @@ export class Directory {
   >();
   private generation = 0;
 
+  /** `advertiseIntervalMs`: how often every process on the system advertises itself */
+  constructor(private readonly advertiseIntervalMs: number) {}
+
   /** Record an advertisement (or forget its instance on `bye`). */
   accept(value: unknown, now = Date.now()): void {
     if (!isAdvertisement(value)) return;
     this.generation++;
     const key = `${value.instance}\0${value.runner}`;
     if (value.bye) this.entries.delete(key);
-    else this.entries.set(key, { ad: value, expires: now + ADVERTISE_INTERVAL_MS * EXPIRY_FACTOR });
+    else this.entries.set(key, { ad: value, expires: now + this.advertiseIntervalMs * EXPIRY_FACTOR });
   }
 
   /** Whether a process instance advertised recently. */

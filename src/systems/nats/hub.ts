@@ -4,7 +4,6 @@ import { SagawayError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
 import {
-  DEFAULT_STATUS_TTL_MS,
   type Cluster,
   type ClusterAdmin,
   type ProcessDirectory,
@@ -13,7 +12,6 @@ import {
   type TraceRelay,
 } from '../system.js';
 import { NatsSystem } from './system.js';
-import { ADVERTISE_INTERVAL_MS } from './directory.js';
 import { PendingReplies } from './pending.js';
 import { OutcomeReader } from './outcome-reader.js';
 import { OutcomeRecorder } from './outcomes.js';
@@ -161,7 +159,7 @@ export class NatsHub implements Cluster, ProcessDirectory {
   outcomeReader(): OutcomeReader | undefined {
     const system = this.gatewaySystem();
     const runners = Object.values(this.settings.runners)
-      .filter((r) => r.journal === undefined && r.plans.length > 0 && (r.statusTtlMs ?? DEFAULT_STATUS_TTL_MS) > 0)
+      .filter((r) => r.journal === undefined && r.plans.length > 0 && r.statusTtlMs > 0)
       .map((r) => r.name);
     if (!system || runners.length === 0) return undefined;
     return new OutcomeReader(system, runners, (instance) => this.isLive(instance));
@@ -181,9 +179,9 @@ export class NatsHub implements Cluster, ProcessDirectory {
     return out;
   }
 
-  /** Interval of runner advertisements. */
+  /** The longest interval of runner advertisements among the systems: one full round of all of them. */
   get advertiseIntervalMs(): number {
-    return ADVERTISE_INTERVAL_MS;
+    return Math.max(...[...this.systems.values()].map((s) => s.advertiseIntervalMs));
   }
 
   /** Whether every system is connected. */

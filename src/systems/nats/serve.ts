@@ -6,7 +6,7 @@ import { toErrorInfo } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
 import type { NatsSystem } from './system.js';
-import { ADVERTISE_INTERVAL_MS, type Advertisement } from './directory.js';
+import type { Advertisement } from './directory.js';
 import { lineageFromWire } from '../../core/lineage.js';
 import { decode, encode, failResult, isEventWire, isRunWire, WIRE_VERSION, type EventWire } from './wire.js';
 import type { RunnerEndpoint, ServeObserver } from '../system.js';
@@ -61,7 +61,7 @@ export class NatsServer {
       }
       this.advertise();
     });
-    this.timer = setInterval(() => this.advertise(), ADVERTISE_INTERVAL_MS);
+    this.timer = setInterval(() => this.advertise(), this.system.advertiseIntervalMs);
     this.timer.unref();
   }
 

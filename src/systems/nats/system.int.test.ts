@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { silentLogger } from '../../core/logger.js';
 import { startTestHost, type TestHost } from '../../testing/index.js';
 import { PROBE_HANDLER } from '../../testing/probe-handler.js';
+import { settingsFor } from '../../testing/settings.js';
 import { NatsHub } from './hub.js';
 import { NATS, natsUnavailableReason, skipOrFail, prefixStreams } from '../../../test/nats-available.js';
 
@@ -159,21 +160,9 @@ describe('nats system in process', { skip: natsDown ? skipOrFail(natsDown) : fal
     const p2 = `${prefix}x`;
     const settings = {
       ...h.settings,
-      systems: {
-        bus: {
-          type: 'nats' as const,
-          name: 'bus',
-          servers: [NATS],
-          ackWaitMs: 300,
-          maxDeliver: 2,
-          prefix: p2,
-          connectTimeoutMs: 2000,
-          runGraceMs: 2000,
-          publishTimeoutMs: 5000,
-          eventsMaxAgeMs: 3_600_000,
-          repliesMaxAgeMs: 600_000,
-        },
-      },
+      systems: settingsFor({
+        systems: { bus: { type: 'nats', servers: [NATS], ackWait: '300ms', maxDeliver: 2, prefix: p2 } },
+      }).systems,
     };
     const hub = new NatsHub(settings, silentLogger());
     hub.start();

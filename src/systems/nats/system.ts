@@ -13,7 +13,7 @@ import type { Cancellable } from '../../core/cancel.js';
 import { SagawayError, toErrorInfo } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
-import { ADVERTISE_INTERVAL_MS, Directory } from './directory.js';
+import { Directory } from './directory.js';
 import { Names } from './names.js';
 import type { PendingEvent, PendingReplies } from './pending.js';
 import { decode, encode, eventWire, isReplyWire, replyRouteFor, type ReplyRoute } from './wire.js';
@@ -61,7 +61,7 @@ export class NatsSystem implements System {
   readonly type = 'nats' as const;
   readonly name: string;
   readonly names: Names;
-  readonly directory = new Directory();
+  readonly directory: Directory;
   // The connection and its JetStream handles change at every (re)connection and close: private,
   // reached through publish / subscribe / request / flush / jetstream() below.
   private nc: NatsConnection | undefined;
@@ -84,6 +84,7 @@ export class NatsSystem implements System {
   constructor(private readonly options: NatsSystemOptions) {
     this.name = options.settings.name;
     this.names = new Names(options.settings.prefix);
+    this.directory = new Directory(options.settings.advertiseIntervalMs);
     this.log = options.log.child({ system: this.name });
   }
 
@@ -387,9 +388,9 @@ export class NatsSystem implements System {
     }
   }
 
-  /** The runners' advertisement interval, for callers that wait for a full round. */
+  /** The runners' advertisement interval (systems.X.advertiseInterval). */
   get advertiseIntervalMs(): number {
-    return ADVERTISE_INTERVAL_MS;
+    return this.options.settings.advertiseIntervalMs;
   }
 
   async ready(): Promise<boolean> {

@@ -8,6 +8,7 @@ import { createState } from '../../../states/index.js';
 import { Journal, JournalReader } from '../../../runner/orchestrator/journal.js';
 import type { State } from '../../../states/state.js';
 import { gatewaySettingsForTest } from '../../../../test/gateway/settings-for-test.js';
+import { settingsFor } from '../../../testing/settings.js';
 import { createGateway, type Gateway } from '../../server.js';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -37,16 +38,19 @@ before(async () => {
   const anonEntry = await journal.begin('s', 'run', {}, anonCtx, 'anon:127.0.0.1', 'order-42');
   await journal.finish(anonEntry, { outcome: 'SUCCESS', http: 200, response: { paid: true } });
   const reader = new JournalReader([state]);
-  const settings = {
-    gateway: gatewaySettingsForTest({
-      auth: {
-        apiKeys: [
-          { name: 'alice', sha256: sha('a'), roles: [] },
-          { name: 'bob', sha256: sha('b'), roles: [] },
-        ],
-      },
-    }),
-  } as unknown as Settings;
+  const settings = settingsFor(
+    {},
+    {
+      gateway: gatewaySettingsForTest({
+        auth: {
+          apiKeys: [
+            { name: 'alice', sha256: sha('a'), roles: [] },
+            { name: 'bob', sha256: sha('b'), roles: [] },
+          ],
+        },
+      }),
+    },
+  );
   gw = await createGateway({
     settings,
     log: silentLogger(),
