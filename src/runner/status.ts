@@ -1,5 +1,5 @@
 import type { OutcomeStatus } from '../systems/nats/outcome-value.js';
-import type { JournaledRun, RunStatus } from './orchestrator/journal.js';
+import type { JournaledRun, RunStatus } from './orchestrator/journal-reader.js';
 
 /** What `GET /api/status/<id>` shows: a journal's record, or an outcome bucket's (issue 13). */
 export type AnyRunStatus = RunStatus | OutcomeStatus;

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RawSaga } from './schema.js';
-import { checkSaga, compileSaga, selectLink } from './graph.js';
+import { checkSaga, compileSaga } from './graph.js';
+import { selectLink } from './links.js';
 
 const errors = (saga: RawSaga) =>
   checkSaga(saga)

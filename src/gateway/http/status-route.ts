@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { toErrorInfo } from '../../core/errors.js';
 import type { AnyRunStatus, LookupOptions } from '../../runner/status.js';
-import type { JournaledRun } from '../../runner/orchestrator/journal.js';
+import type { JournaledRun } from '../../runner/orchestrator/journal-reader.js';
 import { callerKey } from '../../core/caller.js';
 import { ANONYMOUS } from '../auth/authenticator.js';
 import { extractCredential } from '../auth/credentials.js';
