@@ -21,6 +21,7 @@ import { checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
 import { appliedElsewhere, idempotencyLimits, type IdempotencyLimits } from './idempotency.js';
 import { WriteMethods } from './write-methods.js';
 import { sqlTableNames } from './sql-table.js';
+import type { PoolClient, QueryResult as PgResult, QueryResultRow } from 'pg';
 import { PostgresPool } from './postgres-pool.js';
 import { createListIndex, createTables, type PostgresTables } from './postgres-tables.js';
 
@@ -122,7 +123,7 @@ export class PostgresState extends WriteMethods implements State {
   }
 
   async get(id: string): Promise<StateRecord | undefined> {
-    const r = await this.db.run<RowData>(`SELECT id, version, data FROM ${this.t} WHERE id = $1`, [id]);
+    const r = await this.run<RowData>(`SELECT id, version, data FROM ${this.t} WHERE id = $1`, [id]);
     const row = r.rows[0];
     return row ? toRecord(row) : undefined;
   }
@@ -152,7 +153,7 @@ export class PostgresState extends WriteMethods implements State {
       (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
       ` ORDER BY ${orderBy} LIMIT ${bind(o.limit + 1)} OFFSET ${bind(o.skip)}`;
     const sql = withPageBudget(inner, o, 'id, version, _sk', this.t, this.maxPageBytes);
-    const r = await this.db.run<RowData>(sql, params);
+    const r = await this.run<RowData>(sql, params);
     const rows = r.rows;
     const trimmed = trimPage(rows, o.limit);
     const more = cutPageByValues(rows, this.maxValues, (row, max) => countValues(row.data, max)) || trimmed;
@@ -175,7 +176,7 @@ export class PostgresState extends WriteMethods implements State {
     const values = bindValues(compiled.names, bindings);
     let rows: unknown[];
     try {
-      rows = (await this.db.run(compiled.text, values)).rows;
+      rows = (await this.run(compiled.text, values)).rows;
     } catch (err) {
       if (err instanceof SagawayError && err.code === 'STATE_UNAVAILABLE') throw err;
       const cause = err instanceof SagawayError ? err.cause : err;
@@ -200,11 +201,11 @@ export class PostgresState extends WriteMethods implements State {
 
   /** Group commit: the whole batch in one statement, one transaction (postgres-batch.ts). */
   writeBatch(writes: readonly BatchWrite[]): Promise<BatchOutcome[]> {
-    return postgresBatch(this.t, writes, (sql, params) => this.db.run(sql, params));
+    return postgresBatch(this.t, writes, (sql, params) => this.run(sql, params));
   }
 
   async ping(): Promise<void> {
-    await this.db.run('SELECT 1');
+    await this.run('SELECT 1');
   }
 
   async close(): Promise<void> {
@@ -243,7 +244,7 @@ export class PostgresState extends WriteMethods implements State {
   private async createFast(id: string, json: string, key: string | undefined): Promise<StateRecord> {
     const record = (): StateRecord => ({ id, version: 1, data: JSON.parse(json) as Record<string, unknown> });
     if (key === undefined) {
-      const r = await this.db.run(
+      const r = await this.run(
         `INSERT INTO ${this.t} (id, version, data) VALUES ($1, 1, $2::jsonb) ON CONFLICT (id) DO NOTHING`,
         [id, json],
       );
@@ -252,7 +253,7 @@ export class PostgresState extends WriteMethods implements State {
     }
     let claimed: number | undefined;
     try {
-      const r = await this.db.run<{ claimed: number }>(
+      const r = await this.run<{ claimed: number }>(
         `WITH claim AS (INSERT INTO ${this.ti} (key, record_id, version, hash) VALUES ($3, $1, 1, ${hashOf('$2::jsonb')})` +
           ` ON CONFLICT (key) DO NOTHING RETURNING key),` +
           ` ins AS (INSERT INTO ${this.t} (id, version, data) SELECT $1, 1, $2::jsonb FROM claim ON CONFLICT (id) DO NOTHING RETURNING id)` +
@@ -266,7 +267,7 @@ export class PostgresState extends WriteMethods implements State {
       throw err;
     }
     if (claimed === 1) return record();
-    const prior = await this.db.run<ReplayRow>(this.replaySql(), [key]);
+    const prior = await this.run<ReplayRow>(this.replaySql(), [key]);
     const first = replayed(prior.rows[0]);
     if (first) return first;
     // the key row vanished in between (pruned): apply the write through the general path
@@ -279,7 +280,7 @@ export class PostgresState extends WriteMethods implements State {
    */
   private writeInTx(op: WriteOp, id: string, json: string | undefined, options?: WriteOptions): Promise<StateRecord> {
     const key = options?.idempotencyKey;
-    return this.db.transaction(async (c) => {
+    return this.transaction(async (c) => {
       let cur: RowData | undefined;
       if (key !== undefined) {
         // the key row is inserted first: a second delivery of the same step waits here for the
@@ -357,11 +358,21 @@ export class PostgresState extends WriteMethods implements State {
   private async prune(): Promise<void> {
     this.writesSincePrune = 0;
     const { pruneBatch, retentionMs, maxKeys } = this.idemLimits;
-    await this.db.run(
+    await this.run(
       `DELETE FROM ${this.ti} WHERE n IN (SELECT o.n FROM (SELECT n, created_at FROM ${this.ti} ORDER BY n LIMIT $1) o` +
         ` WHERE o.created_at < now() - ($2::bigint * interval '1 millisecond') OR o.n <= (SELECT max(n) FROM ${this.ti}) - $3)`,
       [pruneBatch, retentionMs, maxKeys],
     );
+  }
+
+  /** One statement on any pooled connection (postgres-pool.ts). */
+  private run<R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[]): Promise<PgResult<R>> {
+    return this.db.run<R>(sql, params);
+  }
+
+  /** BEGIN ... COMMIT on one connection (postgres-pool.ts). */
+  private transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    return this.db.transaction(fn);
   }
 }
 
