@@ -101,6 +101,7 @@ export async function recentRuns(states: readonly State[], limit: number): Promi
     .slice(0, limit);
 }
 
+/** A journal record as the status endpoint shows it (no payload, no input: only the outcome). */
 function statusOf(data: Record<string, unknown>): RunStatus {
   const result = isObject(data['result']) ? (data['result'] as unknown as SagaResult) : undefined;
   const status = data['status'] === 'DONE' ? 'DONE' : 'RUNNING';
