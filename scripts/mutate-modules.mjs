@@ -13,7 +13,13 @@ export const MODULES = {
     tests: t('src/gateway/stream/cursor.test.ts', 'src/gateway/stream/cursor-bounds.test.ts'),
   },
   group: {
-    mutate: ['src/gateway/stream/group.ts'],
+    // the poll group's loop with what it was split into (issue 20): joining, delivery, the page
+    mutate: [
+      'src/gateway/stream/group.ts',
+      'src/gateway/stream/group-registry.ts',
+      'src/gateway/stream/delivery.ts',
+      'src/gateway/stream/page.ts',
+    ],
     tests: t('src/gateway/stream/group-loop.test.ts'),
   },
   engine: {
@@ -21,11 +27,11 @@ export const MODULES = {
     // journal write, the visit counter and keys, pivot and registration, register() and the
     // reverse unwind with its resumed part (not the expression steps, routing or log lines)
     mutate: [
-      'src/saga/engine.ts:82-91',
-      'src/saga/engine.ts:107-109',
-      'src/saga/engine.ts:189-198',
-      'src/saga/engine.ts:262-264',
-      'src/saga/engine.ts:304-324',
+      'src/saga/engine.ts:79-88',
+      'src/saga/engine.ts:104-106',
+      'src/saga/engine.ts:186-195',
+      'src/saga/engine.ts:259-261',
+      'src/saga/engine.ts:301-321',
       'src/saga/unwind.ts:57-63',
       'src/saga/unwind.ts:88-105',
     ],

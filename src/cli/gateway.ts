@@ -1,7 +1,7 @@
 import { SagawayError } from '../core/errors.js';
 import { createLogger } from '../core/logger.js';
 import { createGateway } from '../gateway/server.js';
-import { JournalReader } from '../runner/orchestrator/journal.js';
+import { JournalReader } from '../runner/orchestrator/journal-reader.js';
 import { clusterMetrics } from '../runner/metrics.js';
 import { firstStatus } from '../runner/status.js';
 import { createState } from '../states/index.js';

@@ -19,7 +19,8 @@ import {
 import type { EventMessage, EventReply, SagaService, StatusSource } from '../core/messages.js';
 import type { HandlerFactory } from '../handlers/api.js';
 import type { EngineObserver } from '../saga/engine.js';
-import { Journal, JournalReader } from './orchestrator/journal.js';
+import { Journal } from './orchestrator/journal.js';
+import { JournalReader } from './orchestrator/journal-reader.js';
 import { HandlerRegistry, importHandlerModule, isModuleEntry } from './executor/registry.js';
 import { Runner } from './orchestrator/runner.js';
 import { createSecretSource, type SecretSource } from './executor/secrets.js';

@@ -7,16 +7,16 @@ import type { StepTracer } from '../core/trace.js';
 import type { Lineage } from '../core/lineage.js';
 import type { EngineDeps } from './deps.js';
 import { conditionValue } from './expression.js';
+import { abortedResult, CALLER_GONE, failed, failStepError, TIMED_OUT } from './failures.js';
 import {
-  selectLink,
   type CompiledSaga,
   type CompiledStep,
   type ConditionStep,
   type EventStep,
-  type FailStep,
   type SuccessStep,
   type TransformStep,
 } from './graph.js';
+import { selectLink } from './links.js';
 import { traceStep } from './trace-step.js';
 import { responseOf, writeEventOutput, writeOutput, writeParsedOutput } from './payload.js';
 import { realClock } from './retry.js';
@@ -70,9 +70,6 @@ export interface SagaRun {
   /** Told about every step when someone traces runs (the console); absent = no trace work at all. */
   trace?: StepTracer;
 }
-
-const TIMED_OUT = Symbol('saga timeout');
-const CALLER_GONE = Symbol('caller gone');
 
 /**
  * Run a saga to its end (DESIGN §4). Never throws: every end is a SagaResult. The whole run is
@@ -425,37 +422,4 @@ function replaceWith(result: unknown): Payload {
 function expressionError(code: 'EXPRESSION_FAILED' | 'TRANSFORM_FAILED', step: CompiledStep, e: unknown): ErrorInfo {
   const msg = typeof (e as { message?: unknown })?.message === 'string' ? (e as Error).message : 'evaluation failed';
   return { code, message: `step "${step.id}": ${msg}`.slice(0, 512), http: 500, step: step.id };
-}
-
-/** A `fail` step's error: its own `error`, else the last step error, else SAGA_FAILED. */
-function failStepError(step: FailStep, last: ErrorInfo | undefined): ErrorInfo {
-  const own = step.error;
-  if (!own?.code && last) {
-    return { ...last, ...(own?.message ? { message: own.message } : {}), ...(own?.http ? { http: own.http } : {}) };
-  }
-  const code = own?.code ?? 'SAGA_FAILED';
-  return { code, message: own?.message ?? 'the saga failed', http: own?.http ?? httpFor(code), step: step.id };
-}
-
-function failed(saga: CompiledSaga, runId: string, error: ErrorInfo): SagaResult {
-  return { outcome: 'FAIL', http: error.http ?? httpFor(error.code), error, sagaId: saga.id, runId };
-}
-
-function abortedResult(saga: CompiledSaga, runId: string, reason: unknown): SagaResult {
-  if (reason === CALLER_GONE) {
-    return {
-      outcome: 'FAIL',
-      http: 499,
-      error: { code: 'REQUEST_ABORTED', message: 'the caller went away', http: 499 },
-      sagaId: saga.id,
-      runId,
-    };
-  }
-  return {
-    outcome: 'TIMEOUT',
-    http: 504,
-    error: { code: 'SAGA_TIMEOUT', message: `saga "${saga.id}" did not end within its timeout`, http: 504 },
-    sagaId: saga.id,
-    runId,
-  };
 }

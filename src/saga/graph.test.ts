@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RawSaga } from './schema.js';
-import { selectLink } from './graph.js';
 import { compileSagaPlan } from './compile.js';
 import { compileSaga } from '../testing/compile-saga.js';
+import { selectLink } from './links.js';
 
 const errors = (saga: RawSaga) =>
   compileSagaPlan(saga, 5000)

@@ -437,22 +437,3 @@ export function planRetry(raw: RawRetry): RetryPlan {
     on: raw.on ? new Set(raw.on) : undefined,
   });
 }
-
-/**
- * Pick the link to follow (DESIGN §4.2, §4.3). `value` is the step's condition value; links
- * without `when` count only when the step did not fail; `"*"` links only when nothing else matches.
- * Links are pre-sorted, so the first match is the winner.
- */
-export function selectLink(step: CompiledStep, value: string, failed: boolean): CompiledLink | undefined {
-  let wildcard: CompiledLink | undefined;
-  for (const link of step.links) {
-    if (link.when === null) {
-      if (!failed) return link;
-    } else if (link.when.has(value) && value !== '*') {
-      return link;
-    } else if (link.wildcard && wildcard === undefined) {
-      wildcard = link;
-    }
-  }
-  return wildcard;
-}

@@ -1,7 +1,5 @@
 import { countValues, DEFAULT_MAX_RECORD_VALUES } from '../core/json-values.js';
-import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { SagawayError } from '../core/errors.js';
-import { isUnavailable, toStateError } from './postgres-errors.js';
 import type { Logger } from '../core/logger.js';
 import type { QuerySettings } from '../config/settings.js';
 import { decodeCursor, nextOf } from './cursor.js';
@@ -22,7 +20,10 @@ import { postgresBatch } from './postgres-batch.js';
 import { checkId, dataJson, planWrite, type WriteOp } from './write-plan.js';
 import { appliedElsewhere, idempotencyLimits, type IdempotencyLimits } from './idempotency.js';
 import { WriteMethods } from './write-methods.js';
-import { listIndexName, sqlTableNames } from './sql-table.js';
+import { sqlTableNames } from './sql-table.js';
+import type { PoolClient, QueryResult as PgResult, QueryResultRow } from 'pg';
+import { PostgresPool } from './postgres-pool.js';
+import { createListIndex, createTables, type PostgresTables } from './postgres-tables.js';
 
 /**
  * The `postgres` state (`pg` pool): one table per state (id, version, data JSONB, created_at,
@@ -31,10 +32,8 @@ import { listIndexName, sqlTableNames } from './sql-table.js';
  * A write locks its row (SELECT ... FOR UPDATE) and stores its idempotency key in the same
  * transaction.
  *
- * Outages: the pool has an `error` listener (an idle connection killed by a server restart
- * would otherwise crash the process), a checked-out client gets one too, and any failure to
- * reach the server becomes STATE_UNAVAILABLE (503, retryable). The pool opens new connections on
- * demand, so the same instance works again once the server is back.
+ * The DDL (tables, migration, list indexes) is postgres-tables.ts; the pool, and how outages
+ * become STATE_UNAVAILABLE (503, retryable), postgres-pool.ts.
  */
 
 /** Options of a PostgreSQL state. */
@@ -91,13 +90,16 @@ export class PostgresState extends WriteMethods implements State {
   private readonly options: PostgresStateOptions;
   private readonly t: string;
   private readonly ti: string;
-  private pool: Pool | undefined;
+  /** the connections (postgres-pool.ts) */
+  private readonly db: PostgresPool;
   private ready = false;
   private readonly compiled = new Map<string, CompiledQuery>();
   private writesSincePrune = 0;
   private readonly idemLimits: IdempotencyLimits;
   private readonly maxPageBytes: number;
   private readonly maxValues: number;
+  /** the table names, for the DDL (postgres-tables.ts) */
+  private readonly tables: PostgresTables;
 
   constructor(options: PostgresStateOptions) {
     super();
@@ -105,99 +107,19 @@ export class PostgresState extends WriteMethods implements State {
     this.maxPageBytes = options.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
     this.maxValues = options.maxValues ?? DEFAULT_MAX_RECORD_VALUES;
     ({ t: this.t, ti: this.ti } = sqlTableNames(options.table, MAX_TABLE));
+    this.tables = { table: options.table, t: this.t, ti: this.ti };
+    this.db = new PostgresPool(options.alias, options);
     this.options = options;
     this.alias = options.alias;
   }
 
   async init(): Promise<void> {
     if (this.ready) return;
-    // the pool is made once; init() may be called again after a failure (server down at start)
-    if (!this.pool) {
-      const pg = (await import('pg')).default;
-      const pool = new pg.Pool({
-        connectionString: this.options.url,
-        max: this.options.poolSize ?? 10,
-        connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000,
-        idleTimeoutMillis: 30_000,
-        // nothing a request waits for should run longer; a stuck statement frees its connection
-        statement_timeout: this.options.statementTimeoutMs ?? 30_000,
-      });
-      pool.on('error', (err) => {
-        // an idle connection died (server restart, network): the pool drops it and opens a new one later
-        this.options.log?.warn(
-          { state: this.alias, code: (err as { code?: string }).code },
-          'postgres connection lost',
-        );
-      });
-      this.pool = pool;
-    }
-    await this.createTables();
+    // init() may be called again after a failure (server down at start): the pool is made once
+    await this.db.open();
+    await createTables(this.db, this.tables);
     await this.prune();
     this.ready = true;
-  }
-
-  /**
-   * Tables and indexes, created when missing. Two processes starting at once can both try to
-   * create them; PostgreSQL then reports a duplicate for one of them, which is retried.
-   */
-  private async createTables(): Promise<void> {
-    const table = this.options.table;
-    const ddl = [
-      `CREATE TABLE IF NOT EXISTS ${this.t} (seq BIGSERIAL NOT NULL, id TEXT PRIMARY KEY, version INTEGER NOT NULL, ` +
-        `data JSONB NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now(), updated_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
-      `CREATE INDEX IF NOT EXISTS "${table}_seq" ON ${this.t} (seq)`,
-      // record_id and version are NULL only between a claim and the write of its transaction
-      `CREATE TABLE IF NOT EXISTS ${this.ti} (key TEXT PRIMARY KEY, record_id TEXT, version INTEGER, hash TEXT, ` +
-        `n BIGSERIAL NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
-    ];
-    for (const sql of ddl) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await this.run(sql);
-          break;
-        } catch (err) {
-          const code = ((err as SagawayError).cause as { code?: string } | undefined)?.code;
-          if (attempt < 3 && (code === '23505' || code === '42P07' || code === '42710')) continue;
-          throw err;
-        }
-      }
-    }
-    await this.migrateKeyTable();
-    await this.run(`CREATE INDEX IF NOT EXISTS "${table}_idem_n" ON ${this.ti} (n)`).catch((err: unknown) => {
-      // two processes creating it at once: the other one did
-      const code = ((err as SagawayError).cause as { code?: string } | undefined)?.code;
-      if (code !== '23505' && code !== '42P07') throw err;
-    });
-  }
-
-  /**
-   * A key table of 0.1 holds a full copy of each result (`result`): rewritten to the small form
-   * in one transaction, keeping every key (their hash is unknown, so a redelivery of one answers
-   * `{ id, version, data: {} }` and still applies nothing). The table lock makes a second
-   * process wait, then find nothing left to do.
-   */
-  private async migrateKeyTable(): Promise<void> {
-    const hasResult = async (c?: PoolClient): Promise<boolean> => {
-      const sql =
-        `SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()` +
-        ` AND table_name = $1 AND column_name = 'result'`;
-      const params = [`${this.options.table}_idem`];
-      return ((c ? await c.query(sql, params) : await this.run(sql, params)).rowCount ?? 0) > 0;
-    };
-    if (!(await hasResult())) return;
-    await this.transaction(async (c) => {
-      await c.query(`LOCK TABLE ${this.ti} IN ACCESS EXCLUSIVE MODE`);
-      if (!(await hasResult(c))) return;
-      await c.query(
-        `ALTER TABLE ${this.ti} ADD COLUMN IF NOT EXISTS record_id TEXT, ADD COLUMN IF NOT EXISTS version INTEGER,` +
-          ` ADD COLUMN IF NOT EXISTS hash TEXT, ADD COLUMN IF NOT EXISTS n BIGSERIAL NOT NULL`,
-      );
-      await c.query(
-        `UPDATE ${this.ti} SET record_id = result->>'id', version = (result->>'version')::int WHERE result IS NOT NULL`,
-      );
-      await c.query(`ALTER TABLE ${this.ti} DROP COLUMN result`);
-      await c.query(`DROP INDEX IF EXISTS "${this.options.table}_idem_at"`);
-    });
   }
 
   async get(id: string): Promise<StateRecord | undefined> {
@@ -272,20 +194,9 @@ export class PostgresState extends WriteMethods implements State {
     return { list: rows };
   }
 
-  /**
-   * The list index on `fields` (list() filters them as `COALESCE(data->'f', 'null'::jsonb)`,
-   * ordered by seq): the same expressions, so the planner uses it for that filter and order.
-   */
+  /** The list index on `fields` (postgres-tables.ts). */
   async ensureIndex(fields: readonly string[]): Promise<void> {
-    const cols = fields.map((f) => `COALESCE(data->'${f}', 'null'::jsonb)`);
-    const name = listIndexName(this.options.table, fields);
-    await this.run(`CREATE INDEX IF NOT EXISTS ${name} ON ${this.t} (${[...cols, 'seq'].join(', ')})`).catch(
-      (err: unknown) => {
-        // two processes creating it at once: the other one did
-        const code = ((err as SagawayError).cause as { code?: string } | undefined)?.code;
-        if (code !== '23505' && code !== '42P07') throw err;
-      },
-    );
+    await createListIndex(this.db, this.tables, fields);
   }
 
   /** Group commit: the whole batch in one statement, one transaction (postgres-batch.ts). */
@@ -298,10 +209,8 @@ export class PostgresState extends WriteMethods implements State {
   }
 
   async close(): Promise<void> {
-    const pool = this.pool;
-    this.pool = undefined;
     this.ready = false;
-    await pool?.end();
+    await this.db.close();
   }
 
   protected async write(
@@ -456,58 +365,14 @@ export class PostgresState extends WriteMethods implements State {
     );
   }
 
-  /** One statement on any pooled connection; connection failures become STATE_UNAVAILABLE. */
-  private async run<R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[]) {
-    const pool = this.openPool();
-    try {
-      return await pool.query<R>(sql, params);
-    } catch (err) {
-      throw this.wrap(err);
-    }
+  /** One statement on any pooled connection (postgres-pool.ts). */
+  private run<R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[]): Promise<PgResult<R>> {
+    return this.db.run<R>(sql, params);
   }
 
-  /** BEGIN ... COMMIT on one connection; rolled back when `fn` throws. */
-  private async transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
-    const pool = this.openPool();
-    let client: PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (err) {
-      throw this.wrap(err);
-    }
-    // while checked out the pool's own error listener is detached: without this one, a server
-    // restart in the middle of a transaction would be an unhandled 'error' event
-    let broken: unknown;
-    const onError = (err: unknown): void => {
-      broken = err;
-    };
-    client.on('error', onError);
-    try {
-      await client.query('BEGIN');
-      const result = await fn(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      if (broken === undefined && !isUnavailable(err)) {
-        await client.query('ROLLBACK').catch((e: unknown) => {
-          broken = e;
-        });
-      } else broken ??= err;
-      throw err instanceof SagawayError ? err : this.wrap(err);
-    } finally {
-      client.off('error', onError);
-      // a broken connection is destroyed instead of going back to the pool
-      client.release(broken === undefined ? undefined : (broken as Error));
-    }
-  }
-
-  private wrap(err: unknown): SagawayError {
-    return toStateError(this.alias, err);
-  }
-
-  private openPool(): Pool {
-    if (!this.pool) throw new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}" is not open`);
-    return this.pool;
+  /** BEGIN ... COMMIT on one connection (postgres-pool.ts). */
+  private transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    return this.db.transaction(fn);
   }
 }
 

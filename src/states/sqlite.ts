@@ -24,6 +24,7 @@ import { appliedElsewhere, dataHash, idempotencyLimits, type IdempotencyLimits }
 import { WriteMethods } from './write-methods.js';
 import { listIndexName, sqlTableNames } from './sql-table.js';
 import { openSqlite, type SqlDatabase, type SqlStatement } from './sqlite-driver.js';
+import { createTables } from './sqlite-tables.js';
 
 /**
  * The `sqlite` state (WAL; the driver is node:sqlite or better-sqlite3, see sqlite-driver.ts): one table per state with the contract's columns
@@ -31,7 +32,7 @@ import { openSqlite, type SqlDatabase, type SqlStatement } from './sqlite-driver
  * gives insertion order for paging), and `<table>_idem` holding applied idempotency keys (key,
  * record id, version, hash; see idempotency.ts). A write and its idempotency key are stored in
  * one IMMEDIATE transaction. Statements are prepared once
- * and cached.
+ * and cached. The connection's settings and the DDL are sqlite-tables.ts.
  */
 
 /** Options of a SQLite state. */
@@ -113,16 +114,7 @@ export class SqliteState extends WriteMethods implements State {
       });
     }
     try {
-      // the timeout first: another process may hold the file while this one switches to WAL
-      db.exec('PRAGMA busy_timeout = 5000');
-      db.exec('PRAGMA journal_mode = WAL');
-      db.exec('PRAGMA synchronous = NORMAL');
-      db.exec(
-        `CREATE TABLE IF NOT EXISTS ${this.t} (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, ` +
-          `version INTEGER NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);` +
-          this.keyTableDdl(this.ti),
-      );
-      this.migrateKeyTable(db);
+      createTables(db, { table: this.options.table, t: this.t, ti: this.ti });
     } catch (err) {
       db.close();
       throw new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}": cannot open its database`, { cause: err });
@@ -388,44 +380,6 @@ export class SqliteState extends WriteMethods implements State {
       `DELETE FROM ${this.ti} WHERE rowid IN (SELECT r FROM (SELECT rowid AS r, created_at AS c FROM ${this.ti} ORDER BY rowid LIMIT ?)` +
         ` WHERE c < ? OR r <= (SELECT max(rowid) FROM ${this.ti}) - ?)`,
     ).run(pruneBatch, Date.now() - retentionMs, maxKeys);
-  }
-
-  /** The key table's schema: a key row is small and of constant size (idempotency.ts). */
-  private keyTableDdl(name: string): string {
-    return (
-      `CREATE TABLE IF NOT EXISTS ${name} (key TEXT PRIMARY KEY NOT NULL, record_id TEXT NOT NULL, ` +
-      `version INTEGER NOT NULL, hash TEXT, created_at INTEGER NOT NULL);`
-    );
-  }
-
-  /**
-   * A key table of 0.1 holds a full copy of each result (`result`): rewritten to the small form,
-   * keeping every key (their hash is unknown, so a redelivery of one answers `{ id, version,
-   * data: {} }`, and still applies nothing). Re-checked inside the transaction: two processes
-   * may open the file at once.
-   */
-  private migrateKeyTable(db: NonNullable<typeof this.db>): void {
-    const old = (): boolean =>
-      (db.prepare(`PRAGMA table_info(${this.ti})`).all() as { name: string }[]).some((c) => c.name === 'result');
-    if (!old()) return;
-    const previous = `"${this.options.table}_idem_v1"`;
-    db.exec('BEGIN IMMEDIATE');
-    try {
-      if (old()) {
-        db.exec(
-          `ALTER TABLE ${this.ti} RENAME TO ${previous};` +
-            this.keyTableDdl(this.ti) +
-            `INSERT INTO ${this.ti} (key, record_id, version, hash, created_at) SELECT key, ` +
-            `json_extract(result, '$.id'), json_extract(result, '$.version'), NULL, created_at FROM ${previous} ` +
-            `WHERE json_extract(result, '$.id') IS NOT NULL ORDER BY created_at;` +
-            `DROP TABLE ${previous};`,
-        );
-      }
-      db.exec('COMMIT');
-    } catch (err) {
-      db.exec('ROLLBACK');
-      throw err;
-    }
   }
 
   private handle(): SqlDatabase {

@@ -8,7 +8,8 @@ import type { SagaRequest, SagaResult } from '../../core/types.js';
 import { silentLogger } from '../../core/logger.js';
 import { GatewayMetrics } from '../http/helpers/metrics.js';
 import { CursorCodec } from './cursor.js';
-import { PollGroups, type GroupScope, type GroupStart } from './group.js';
+import { PollGroups } from './group.js';
+import type { GroupScope, GroupStart } from './group-registry.js';
 import { StreamRegistry } from './limits.js';
 import { StreamMember, type StreamShared } from './member.js';
 

@@ -1,14 +1,15 @@
 import { Cancel } from '../../core/cancel.js';
 import { toErrorInfo } from '../../core/errors.js';
-import { isObject } from '../../core/path.js';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
-import { MAX_NEXT_JSON } from './cursor.js';
 import { failureProblem } from '../request/outcome.js';
 import { problemFor, type Problem } from '../http/helpers/problem.js';
+import { deliver, failAll } from './delivery.js';
+import { GroupRegistry, type GroupScope, type GroupStart } from './group-registry.js';
 import type { MemberHolder, StreamMember, StreamShared } from './member.js';
+import { endEvent, endToken, lazyEndToken, nextFits, readPage } from './page.js';
 import { pollKey } from './share.js';
 import { waitFor } from './wait.js';
-import { formatEntries, formatEvent } from './writer.js';
+import { formatEntries } from './writer.js';
 
 /**
  * The SSE loop (DESIGN §7), run by a poll group: one or more streams whose next poll is the same
@@ -29,6 +30,8 @@ import { formatEntries, formatEvent } from './writer.js';
  *   batch) is detached: it continues as a group of its own from its last delivered cursor, with
  *   the backpressure rules above (so it is closed after `stallTimeout` with a resumable cursor);
  * - the credential of every member is checked again before every poll after its first.
+ * Which group a stream may join is group-registry.ts; writing a batch to the members
+ * delivery.ts; what a poll's response means page.ts.
  */
 
 /**
@@ -39,44 +42,17 @@ import { formatEntries, formatEvent } from './writer.js';
  */
 export const DRAIN_GRACE_MS = 200;
 
-/** The parameters every member of a group has in common. */
-export interface GroupScope {
-  runner: string;
-  method: string;
-  /** saga path (also what cursors are bound to) */
-  path: string;
-  input: Record<string, unknown>;
-  query: Record<string, unknown>;
-  /** cursor binding of the group's tokens (share.ts shareBinding) */
-  binding: string;
-  /** the group key without `previous` (share.ts shareBase); undefined: shares with nobody */
-  base?: string;
-  /** `all`: the saga runs with no user */
-  anonymous: boolean;
-}
-
-/** Where a new group starts: the `previous` of its first poll and the entries of that batch already delivered. */
-export interface GroupStart {
-  previous?: unknown;
-  skip: number;
-}
-
-/** The groups of one gateway, by the key of their next poll. */
-export class PollGroups {
-  /** groups asleep until their next poll: a member whose next poll has the same key may join */
-  readonly waiting = new Map<string, PollGroup>();
-  /** groups whose first-batch poll (skip 0) is in flight: a new connection without a cursor may join */
-  readonly running = new Map<string, PollGroup>();
-  /** per feed (group key without `previous`), the group whose poll times the others align to */
-  readonly leads = new Map<string, PollGroup>();
-
-  constructor(readonly shared: StreamShared) {}
+/** The groups of one gateway, by the key of their next poll (group-registry.ts), and where streams start. */
+export class PollGroups extends GroupRegistry<PollGroup> {
+  constructor(readonly shared: StreamShared) {
+    super();
+  }
 
   /** Serve a new stream: join a first poll in flight when it has no cursor, else poll alone until it can join. */
   start(member: StreamMember, scope: GroupScope, start: GroupStart): void {
     if (scope.base !== undefined && start.skip === 0 && start.previous === undefined) {
-      const live = this.running.get(pollKey(scope.base, undefined));
-      if (live?.accepts()) {
+      const live = this.firstPoll(scope.base);
+      if (live) {
         // The poll it joins is the one its connect was checked for: the next one rechecks it.
         member.fresh = false;
         live.add(member);
@@ -169,12 +145,12 @@ export class PollGroup implements MemberHolder {
   }
 
   private unregister(): void {
-    if (this.halted && this.scope.base !== undefined && this.hub.leads.get(this.scope.base) === this)
-      this.hub.leads.delete(this.scope.base);
-    if (this.waitingKey !== undefined && this.hub.waiting.get(this.waitingKey) === this)
-      this.hub.waiting.delete(this.waitingKey);
-    if (this.runningKey !== undefined && this.hub.running.get(this.runningKey) === this)
-      this.hub.running.delete(this.runningKey);
+    // the lead of a feed stays its lead while it sleeps: only a stopped group gives that up
+    this.hub.release(this, {
+      waiting: this.waitingKey,
+      running: this.runningKey,
+      lead: this.halted ? this.scope.base : undefined,
+    });
     this.waitingKey = undefined;
     this.runningKey = undefined;
   }
@@ -193,8 +169,8 @@ export class PollGroup implements MemberHolder {
           this.fail(failureProblem(result, this.founder.requestId), previous);
           break;
         }
-        const response = isObject(result.response) ? result.response : {};
-        const list = Array.isArray(response['list']) ? (response['list'] as unknown[]) : [];
+        const page = readPage(result.response);
+        const list = page.list;
         const end = Math.min(list.length, skip + settings.maxEntries);
         const tokens = cursors.batch(path, binding, previous, end);
         const events = formatEntries(list, skip, end, (i) => tokens.entry(i), this.shared.maxResponse);
@@ -212,23 +188,23 @@ export class PollGroup implements MemberHolder {
           continue;
         }
         this.skip = 0;
-        if (response['continue'] !== true) {
-          events.push(formatEvent({ event: 'end', id: tokens.end(), data: '{"reason":"complete"}' }));
+        if (!page.continue) {
+          events.push(endEvent(endToken(cursors, path, binding, previous)));
           await this.deliver(events, previous, skip, end - skip);
           break;
         }
         await this.deliver(events, previous, skip, end - skip);
         if (this.halted || this.members.size === 0) break;
-        const next = response['next'];
-        if (next !== undefined && next !== null) {
-          if ((JSON.stringify(next)?.length ?? 0) > MAX_NEXT_JSON) {
+        const next = page.next;
+        if (next !== undefined) {
+          if (!nextFits(next)) {
             const detail = 'the saga answered a next longer than 4 KB as JSON';
             this.fail(problemFor('STREAM_NEXT_TOO_LARGE', this.founder.requestId, detail), previous);
             break;
           }
           this.previous = next;
         }
-        const ms = waitFor(response['wait'], settings, (value) =>
+        const ms = waitFor(page.wait, settings, (value) =>
           log.warn(
             { requestId: this.founder.requestId, wait: String(value).slice(0, 64) },
             'invalid stream wait ignored',
@@ -256,8 +232,8 @@ export class PollGroup implements MemberHolder {
     const base = this.scope.base;
     if (base === undefined || this.skip !== 0 || this.members.size === 0) return false;
     const key = pollKey(base, this.previous);
-    const other = this.hub.waiting.get(key);
-    if (other !== undefined && other !== this && other.accepts()) {
+    const other = this.hub.sleeper(key, this);
+    if (other !== undefined) {
       for (const m of [...this.members]) {
         this.remove(m);
         m.fresh = false;
@@ -265,7 +241,7 @@ export class PollGroup implements MemberHolder {
       }
       return true;
     }
-    this.hub.waiting.set(key, this);
+    this.hub.sleep(key, this);
     this.waitingKey = key;
     return false;
   }
@@ -283,12 +259,12 @@ export class PollGroup implements MemberHolder {
     const now = Date.now();
     this.dueAt = now + ms;
     if (base === undefined) return ms;
-    const lead = this.hub.leads.get(base);
-    if (lead !== undefined && lead !== this && lead.accepts() && lead.dueAt > now && lead.dueAt <= this.dueAt) {
+    const lead = this.hub.leadOf(base, this);
+    if (lead !== undefined && lead.dueAt > now && lead.dueAt <= this.dueAt) {
       this.dueAt = lead.dueAt;
       return lead.dueAt - now;
     }
-    this.hub.leads.set(base, this);
+    this.hub.lead(base, this);
     return ms;
   }
 
@@ -306,9 +282,7 @@ export class PollGroup implements MemberHolder {
     }
     if (due.length > 0) {
       const verdicts = await Promise.all(due.map((m) => m.spec.recheck!().catch(() => false)));
-      let end: string | undefined;
-      const endToken = (): string =>
-        (end ??= this.shared.cursors.batch(this.scope.path, this.scope.binding, this.previous).end());
+      const endToken = lazyEndToken(this.shared.cursors, this.scope.path, this.scope.binding, this.previous);
       due.forEach((m, i) => {
         if (verdicts[i] || m.isClosed) return;
         m.sendError(problemFor('UNAUTHORIZED', m.spec.requestId), endToken);
@@ -359,68 +333,18 @@ export class PollGroup implements MemberHolder {
 
   /**
    * Write a batch (`events`, holding `entries` entries from index `from` of the batch that
-   * `previous` produced) to every member. Alone: with backpressure (member.send). Shared: the
-   * bytes are encoded once and written to every member that has room for them; a member that
-   * has not gets what fits and is detached at that point.
+   * `previous` produced) to every member (delivery.ts). A shared member without room for all of
+   * it is detached at the first entry it did not get.
    */
-  private async deliver(events: string[], previous: unknown, from: number, entries: number): Promise<void> {
-    const { metrics } = this.shared;
-    if (this.members.size === 1) {
-      const [only] = this.members;
-      if (await only!.send(events)) {
-        metrics.entriesWritten.inc(entries);
-        metrics.memberPolls.inc();
-      }
-      return;
-    }
-    const text = events.join('');
-    if (text === '') {
-      metrics.memberPolls.inc(this.members.size);
-      return;
-    }
-    const bytes = Buffer.from(text, 'utf8');
-    let served = 0;
-    for (const m of [...this.members]) {
-      if (bytes.length <= m.room) {
-        m.write(bytes, events.length, bytes.length);
-        served++;
-        continue;
-      }
-      const j = this.writePrefix(m, events);
-      metrics.entriesWritten.inc(Math.min(j, entries));
-      this.detach(m, previous, from + j, false);
-    }
-    metrics.entriesWritten.inc(entries * served);
-    metrics.memberPolls.inc(served);
-  }
-
-  /** Write the events that fit in the member's room (at least one into an empty buffer); returns how many. */
-  private writePrefix(m: StreamMember, events: string[]): number {
-    let room = m.room;
-    let j = 0;
-    let chunk = '';
-    let bytes = 0;
-    for (const ev of events) {
-      const n = Buffer.byteLength(ev);
-      if (n > room && !(j === 0 && m.res.writableLength === 0)) break;
-      chunk += ev;
-      bytes += n;
-      room -= n;
-      j++;
-    }
-    m.write(chunk, j, bytes);
-    return j;
+  private deliver(events: string[], previous: unknown, from: number, entries: number): Promise<void> {
+    return deliver(this.members, events, entries, this.shared.metrics, (m, written) =>
+      this.detach(m, previous, from + written, false),
+    );
   }
 
   /** Send `problem` as `event: error` to every member, then end them. */
   private fail(problem: Problem, previous: unknown): void {
-    let end: string | undefined;
-    const endToken = (): string =>
-      (end ??= this.shared.cursors.batch(this.scope.path, this.scope.binding, previous).end());
-    for (const m of [...this.members]) {
-      m.sendError(problem, endToken);
-      m.stop();
-    }
+    failAll(this.members, problem, lazyEndToken(this.shared.cursors, this.scope.path, this.scope.binding, previous));
   }
 
   private async runSaga(previous: unknown, skip: number): Promise<SagaResult> {
@@ -428,10 +352,7 @@ export class PollGroup implements MemberHolder {
     const { scope, founder } = this;
     if (scope.base !== undefined && skip === 0 && previous === undefined) {
       const key = pollKey(scope.base, previous);
-      if (!this.hub.running.has(key)) {
-        this.hub.running.set(key, this);
-        this.runningKey = key;
-      }
+      if (this.hub.runFirstPoll(key, this)) this.runningKey = key;
     }
     const poll = new Cancel();
     this.poll = poll;

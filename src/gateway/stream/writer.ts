@@ -48,7 +48,7 @@ export function entryData(entry: unknown): string {
  * poll costs at most the budget in text).
  */
 export function formatEntries(
-  list: unknown[],
+  list: readonly unknown[],
   from: number,
   end: number,
   id: (i: number) => string,

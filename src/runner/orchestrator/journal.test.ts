@@ -3,7 +3,9 @@ import { test } from 'node:test';
 import { SagawayError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import { createState } from '../../states/index.js';
-import { Journal, JournalReader, journalId } from './journal.js';
+import { Journal } from './journal.js';
+import { JournalReader } from './journal-reader.js';
+import { journalId } from './journal-record.js';
 
 async function memory() {
   const s = createState({ type: 'memory', alias: 'jr', queries: {} }, silentLogger());

@@ -1,13 +1,12 @@
-// crypto.hash (Node >= 20.12; engines ask >= 20.18.1) makes no Hash object per key: half its cost.
-import { hash as digest } from 'node:crypto';
-import { SagawayError, toErrorInfo, type ErrorInfo } from '../../core/errors.js';
+import { SagawayError, toErrorInfo } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import { isObject } from '../../core/path.js';
-import type { JournaledRun, RunStatus } from '../../core/messages.js';
 import type { EventStatus, Payload, RequestContext, SagaResult } from '../../core/types.js';
 import { groupCommit, GroupCommitState } from '../../states/group-commit.js';
-import type { Registration, RunProgress, UnwindJournal } from '../../saga/engine.js';
+import type { RunProgress, UnwindJournal } from '../../saga/engine.js';
 import type { State, StateRecord, WriteOptions } from '../../states/state.js';
+import { indexCorrelation } from './correlation-index.js';
+import { journalId, type JournalData, type JournalEntry } from './journal-record.js';
+import { JournalScans } from './journal-scans.js';
 
 /**
  * The saga journal (`runners.R.journal: <state alias>`): one record per gateway request, keyed
@@ -19,64 +18,13 @@ import type { State, StateRecord, WriteOptions } from '../../states/state.js';
  * Run ids are made by the gateway and never repeat, so no request can land on another's record
  * (issue 9 item 4: a client-chosen id used to replace a running record, and the first run was
  * aborted as "taken over"). The client's own `X-Request-Id` (the correlation id) gets a small
- * index record of its own in the caller's scope, written once: the first run that carried it.
+ * index record of its own in the caller's scope, written once: the first run that carried it
+ * (correlation-index.ts).
+ *
+ * This file is the writer: a run's start, progress, unwind and outcome. The record's shape is
+ * journal-record.ts, the orphan scan and retention journal-scans.ts, and the gateway's reads
+ * (status, the console's list) journal-reader.ts.
  */
-
-/** What a journal record holds. */
-export interface JournalData {
-  /** the run id (made by the gateway) */
-  requestId: string;
-  /** the client's own X-Request-Id, when it sent one */
-  correlationId?: string;
-  runner: string;
-  deployment: string;
-  sagaId: string;
-  runId: string;
-  /** process instance running it */
-  owner: string;
-  status: 'RUNNING' | 'DONE';
-  context: { request: RequestContext['request']; user: RequestContext['user'] };
-  input: Record<string, unknown>;
-  /** step to run next (absent: the start step) */
-  next?: string | null;
-  payload?: Payload | null;
-  lastStatus?: EventStatus | null;
-  lastError?: ErrorInfo | null;
-  startedAt: number;
-  updatedAt: number;
-  result?: SagaResult | null;
-  /** compensations registered so far (issue 12), oldest first */
-  undo?: Registration[] | null;
-  /** visits of event steps so far (loops) */
-  visits?: Record<string, number> | null;
-  /** set when the run failed and is undoing its steps: its result, and how each undo ended (by index) */
-  unwind?: { result: SagaResult; done: (EventStatus | null)[] } | null;
-  [key: string]: unknown;
-}
-
-/** A run's record and the version this process last wrote. */
-export interface JournalEntry {
-  readonly id: string;
-  version: number;
-  /**
-   * Set once the start record is being written: settles when it is committed (rejects with why
-   * it could not be). Every later write of the run waits for it.
-   */
-  ready?: Promise<void>;
-}
-
-/** The data fields the orphan scan and pruning filter on (the journal's one index). */
-const INDEXED_FIELDS = ['status', 'runner', 'deployment'] as const;
-
-/** Record id of a run: bound to the caller's scope, so that nobody else can read or overwrite it. */
-export function journalId(scope: string, requestId: string): string {
-  return `run-${digest('sha256', `${scope}\n${requestId}`, 'hex').slice(0, 40)}`;
-}
-
-/** Record id of a correlation id's index entry, in the caller's scope (never equal to a run's). */
-export function correlationIndexId(scope: string, id: string): string {
-  return `cor-${digest('sha256', `c\n${scope}\n${id}`, 'hex').slice(0, 40)}`;
-}
 
 /**
  * The journal of one runner. Its writes are group-committed (states/group-commit.ts): the writes
@@ -85,8 +33,6 @@ export function correlationIndexId(scope: string, id: string): string {
 export class Journal {
   /** the journal's store, through group commit: every record kind written here is batched */
   private readonly state: State;
-  /** the index of the orphan scan and of pruning, created once (ensureIndexed) */
-  private indexed: Promise<void> | undefined;
   /** runs opened here whose start record is not written yet (open) */
   private readonly unwritten = new WeakMap<
     JournalEntry,
@@ -99,6 +45,8 @@ export class Journal {
   >();
   /** outcome writes waiting to be tried again, by record id (settle) */
   private readonly retrying = new Map<string, NodeJS.Timeout>();
+  /** the orphan scan and retention (journal-scans.ts) */
+  private readonly scans: JournalScans;
 
   constructor(
     state: State,
@@ -108,6 +56,7 @@ export class Journal {
     private readonly log: Logger,
   ) {
     this.state = groupCommit(state);
+    this.scans = new JournalScans(this.state, runner, deployment, instance);
   }
 
   /**
@@ -203,7 +152,14 @@ export class Journal {
     const id = entry.id;
     const created = this.state.create(id, data);
     const indexed =
-      correlation !== undefined ? this.index(scope, correlation, data.requestId, data.startedAt) : undefined;
+      correlation !== undefined
+        ? indexCorrelation(this.state, this.log, scope, correlation, {
+            requestId: data.requestId,
+            runner: this.runner,
+            deployment: this.deployment,
+            startedAt: data.startedAt,
+          })
+        : undefined;
     try {
       entry.version = (await created).version;
     } catch (err) {
@@ -226,23 +182,6 @@ export class Journal {
       ? await this.state.set(id, data, { expectedVersion: old.version })
       : await this.state.upsert(id, data);
     return rec.version;
-  }
-
-  /** Point the caller's correlation id at this run, unless an earlier run of the caller has it (first wins). */
-  private async index(scope: string, correlation: string, requestId: string, now: number): Promise<void> {
-    try {
-      await this.state.create(correlationIndexId(scope, correlation), {
-        requestId,
-        runner: this.runner,
-        deployment: this.deployment,
-        status: 'INDEX',
-        startedAt: now,
-      });
-    } catch (err) {
-      if (err instanceof SagawayError && err.code === 'RECORD_EXISTS') return;
-      // The run is recorded; only the lookup by correlation id is lost.
-      this.log.warn({ err: toErrorInfo(err), requestId }, 'correlation id not indexed');
-    }
   }
 
   /**
@@ -440,52 +379,9 @@ export class Journal {
     return this.retrying.size;
   }
 
-  /**
-   * The orphan scan and pruning filter on status, runner and deployment in insertion order: an
-   * index on exactly that (SQL journals), so that neither reads the whole table. Retried on the
-   * next call when it failed (store down at start).
-   */
-  private ensureIndexed(): Promise<void> {
-    this.indexed ??= (this.state.ensureIndex?.(INDEXED_FIELDS) ?? Promise.resolve()).catch((err: unknown) => {
-      this.indexed = undefined;
-      throw err;
-    });
-    return this.indexed;
-  }
-
-  /**
-   * Retention (`runners.R.journalRetention`): delete this runner's finished runs whose last write
-   * is older than `retentionMs`, and correlation index entries as old. Bounded: each kind is
-   * read in insertion order, a page of 100 at a time through the index, at most PRUNE_PAGES pages
-   * per call, and a page with nothing old ends it (what follows is younger). A record written
-   * since it was read (a stream's next poll reusing a finished record) is kept: deletes name
-   * its version. RUNNING records are never pruned (they are resumed). Returns how many went.
-   */
-  async prune(retentionMs: number, now = Date.now()): Promise<number> {
-    await this.ensureIndexed();
-    const before = now - retentionMs;
-    let removed = 0;
-    for (const [status, field] of [
-      ['DONE', 'updatedAt'],
-      ['INDEX', 'startedAt'],
-    ] as const) {
-      let after: string | undefined;
-      for (let page = 0; page < PRUNE_PAGES; page++) {
-        const list = await this.state.list({
-          filter: { status, runner: this.runner, deployment: this.deployment },
-          limit: 100,
-          ...(after ? { after } : {}),
-        });
-        const old = list.list.filter((r) => typeof r.data[field] === 'number' && (r.data[field] as number) < before);
-        const results = await Promise.allSettled(
-          old.map((r) => this.state.delete(r.id, { expectedVersion: r.version })),
-        );
-        removed += results.filter((x) => x.status === 'fulfilled').length;
-        if (old.length === 0 || !list.next) break;
-        after = list.next;
-      }
-    }
-    return removed;
+  /** Retention (`runners.R.journalRetention`): delete finished runs past `retentionMs` (journal-scans.ts). */
+  prune(retentionMs: number, now = Date.now()): Promise<number> {
+    return this.scans.prune(retentionMs, now);
   }
 
   /** An update whose merged data is not needed back (only its version). */
@@ -494,40 +390,9 @@ export class Journal {
     return s instanceof GroupCommitState ? s.patch(id, patch, options) : s.update(id, patch, options);
   }
 
-  /**
-   * Runs of this runner and deployment that are RUNNING while their owner is gone, claimed for
-   * this process (compare-and-set on the record version, so two survivors never both take one).
-   */
-  async claimOrphans(isLive: (instance: string) => boolean, limit = 100): Promise<StateRecord[]> {
-    await this.ensureIndexed();
-    const claimed: StateRecord[] = [];
-    let after: string | undefined;
-    for (;;) {
-      const page = await this.state.list({
-        filter: { status: 'RUNNING', runner: this.runner, deployment: this.deployment },
-        limit: 100,
-        ...(after ? { after } : {}),
-      });
-      for (const rec of page.list) {
-        const owner = rec.data['owner'];
-        if (typeof owner !== 'string' || isLive(owner)) continue;
-        try {
-          claimed.push(
-            await this.state.update(
-              rec.id,
-              { owner: this.instance, updatedAt: Date.now() },
-              { expectedVersion: rec.version },
-            ),
-          );
-        } catch (err) {
-          if (!(err instanceof SagawayError && (err.code === 'STALE_VERSION' || err.code === 'RECORD_NOT_FOUND')))
-            throw err;
-        }
-        if (claimed.length >= limit) return claimed;
-      }
-      if (!page.next) return claimed;
-      after = page.next;
-    }
+  /** Claim for this process the RUNNING runs whose owner is gone (journal-scans.ts). */
+  claimOrphans(isLive: (instance: string) => boolean, limit = 100): Promise<StateRecord[]> {
+    return this.scans.claimOrphans(isLive, limit);
   }
 }
 
@@ -542,90 +407,4 @@ const RETRY_MAX_MS = 5000;
 /** Whether a write failed because another process took the run over (its version moved on). */
 function isStale(err: unknown): boolean {
   return err instanceof SagawayError && err.code === 'STALE_VERSION';
-}
-
-/** Finished records removed per pruning pass at most (10 pages of 100). */
-export const PRUNE_PAGES = 10;
-
-/** Reads run statuses from the journals of a configuration (gateway side). */
-export class JournalReader {
-  constructor(private readonly states: readonly State[]) {}
-
-  /**
-   * The status of the run `id` (a run id, else a correlation id: the first run that carried it)
-   * as run for the caller `scope`, or undefined when there is none for this caller.
-   */
-  async lookup(scope: string, id: string, options: { byCorrelation?: boolean } = {}): Promise<RunStatus | undefined> {
-    const runKey = journalId(scope, id);
-    for (const state of this.states) {
-      const rec = await state.get(runKey);
-      if (rec) return statusOf(rec.data);
-    }
-    // by the caller's own correlation id only when asked (core/messages.ts LookupOptions)
-    if (options.byCorrelation !== true) return undefined;
-    const indexKey = correlationIndexId(scope, id);
-    for (const state of this.states) {
-      const index = await state.get(indexKey);
-      const requestId = index?.data['requestId'];
-      if (typeof requestId !== 'string') continue;
-      const rec = await state.get(journalId(scope, requestId));
-      if (rec) return statusOf(rec.data);
-    }
-    return undefined;
-  }
-
-  /** The latest `limit` runs of these journals, newest first (the console's list). */
-  recent(limit: number): Promise<JournaledRun[]> {
-    return recentRuns(this.states, limit);
-  }
-}
-
-/** The latest `limit` runs of the journals, newest first (the console). */
-export async function recentRuns(states: readonly State[], limit: number): Promise<JournaledRun[]> {
-  const pages = await Promise.all(
-    states.map((s) => s.list({ sort: '-updatedAt', limit: limit * 2 }).then((p) => p.list)),
-  );
-  return pages
-    .flat()
-    .map((rec) => rec.data)
-    .filter((d) => d['status'] === 'DONE' || d['status'] === 'RUNNING')
-    .map((d): JournaledRun => {
-      const result = isObject(d['result']) ? (d['result'] as unknown as SagaResult) : undefined;
-      const request = isObject(d['context']) && isObject(d['context']['request']) ? d['context']['request'] : {};
-      return {
-        requestId: String(d['requestId']),
-        runner: String(d['runner']),
-        sagaId: String(d['sagaId']),
-        ...(typeof request['method'] === 'string' ? { method: request['method'] } : {}),
-        ...(typeof request['path'] === 'string' ? { path: request['path'] } : {}),
-        status: d['status'] === 'DONE' ? 'DONE' : 'RUNNING',
-        ...(result ? { outcome: result.outcome, http: result.http } : {}),
-        ...(result?.error ? { errorCode: result.error.code } : {}),
-        startedAt: Number(d['startedAt']) || 0,
-        updatedAt: Number(d['updatedAt']) || 0,
-      };
-    })
-    .sort((a, b) => b.updatedAt - a.updatedAt)
-    .slice(0, limit);
-}
-
-function statusOf(data: Record<string, unknown>): RunStatus {
-  const result = isObject(data['result']) ? (data['result'] as unknown as SagaResult) : undefined;
-  const status = data['status'] === 'DONE' ? 'DONE' : 'RUNNING';
-  const iso = (v: unknown) => new Date(typeof v === 'number' ? v : 0).toISOString();
-  return {
-    requestId: String(data['requestId']),
-    ...(typeof data['correlationId'] === 'string' ? { correlationId: data['correlationId'] } : {}),
-    status,
-    ...(result
-      ? {
-          outcome: result.outcome,
-          http: result.http,
-          ...(result.response !== undefined ? { response: result.response } : {}),
-          ...(result.error ? { error: result.error } : {}),
-        }
-      : {}),
-    startedAt: iso(data['startedAt']),
-    updatedAt: iso(data['updatedAt']),
-  };
 }

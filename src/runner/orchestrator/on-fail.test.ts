@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import type { Logger } from '../../core/logger.js';
 import { startTestHost, type TestHost } from '../../testing/index.js';
-import { MAX_ON_FAIL_RUNS } from './runner.js';
+import { MAX_ON_FAIL_RUNS } from './on-fail.js';
 
 /**
  * A saga's `onFail` (issue 12): after a FAIL and its compensations, the named saga runs with

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import type { Settings } from '../../../config/settings.js';
 import { SagawayError } from '../../../core/errors.js';
 import { silentLogger } from '../../../core/logger.js';
 import { createState } from '../../../states/index.js';
-import { Journal, JournalReader } from '../../../runner/orchestrator/journal.js';
+import { Journal } from '../../../runner/orchestrator/journal.js';
+import { JournalReader } from '../../../runner/orchestrator/journal-reader.js';
 import type { State } from '../../../states/state.js';
 import { gatewaySettingsForTest } from '../../../../test/gateway/settings-for-test.js';
 import { settingsFor } from '../../../testing/settings.js';
