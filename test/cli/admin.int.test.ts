@@ -39,12 +39,15 @@ const config = {
         {
           id: 'slow',
           path: '/slow',
+          // Longer than two `sagaway admin` starts on a loaded 2-core machine (several seconds
+          // each): the run must still be in flight when they ask. The test cancels it.
+          timeout: '60s',
           steps: [
             { id: 'start', type: 'start', links: [{ to: 'e' }] },
             {
               id: 'e',
               type: 'event',
-              eventMeta: { handler: 'probe', action: 'Slow', version: 0, parameters: { ms: 25000 } },
+              eventMeta: { handler: 'probe', action: 'Slow', version: 0, parameters: { ms: 55000 } },
               links: [{ to: 'ok' }],
             },
             { id: 'ok', type: 'success' },
