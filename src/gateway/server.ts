@@ -26,6 +26,7 @@ import { correlationIdOf, requestIdFor } from './http/request-id.js';
 import { requestHandler } from './request/route.js';
 import { openIdempotencyKeys } from './request/idempotency-key.js';
 import { SagaRoutes } from './apis/saga-routes.js';
+import { InputChecks } from './request/validate-input.js';
 import { unmappedSagaPaths } from './apis/route-check.js';
 import { registerStatic } from './http/static.js';
 import { fastifyTrustProxy, trustProxyWarning } from './http/trust-proxy.js';
@@ -151,6 +152,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const keys = await openIdempotencyKeys(options.settings, options.log, options.status);
   // Embedding programs and tests may hand over settings with a gateway block only.
   const sagas = new SagaRoutes(options.settings.runners ?? {});
+  const inputs = new InputChecks(options.settings.runners ?? {});
   let closing: Promise<void> | undefined;
 
   app.decorateRequest('sagaway', null);
@@ -228,7 +230,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     });
   }
   for (const form of ['request', 'stream'] as const) {
-    const handler = form === 'request' ? requestHandler(ctx, keys) : streamHandler(ctx, sagas);
+    const checks = inputs.active ? inputs : undefined;
+    const handler = form === 'request' ? requestHandler(ctx, keys, checks) : streamHandler(ctx, sagas, checks);
     // After the API and auth checks (the rate limit counts the authenticated principal), before
     // the body is read.
     const onRequest: onRequestHookHandler[] = [
