@@ -10,6 +10,7 @@ import { checkSaga, eventMetasOf, planSaga, type CompiledSaga } from '../saga/gr
 import { compileApiRate, compileLimits, limitIssues } from './compile-limits.js';
 import { isLayerField } from './layer-fields.js';
 import { apiOverlaps } from './api-overlap.js';
+import { compileOpenApi } from './compile-openapi.js';
 import type { RawConfig, RawEventMeta, RawRunner, RawState, RawSystem } from './schema.js';
 import {
   DEFAULT_CONSOLE,
@@ -228,7 +229,8 @@ function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings {
       maxBody: parseSize(g.idempotency?.maxBody) ?? DEFAULT_IDEMPOTENCY_SETTINGS.maxBody,
       maxKeysPerCaller: g.idempotency?.maxKeysPerCaller ?? DEFAULT_IDEMPOTENCY_SETTINGS.maxKeysPerCaller,
     },
-    openapi: g.openapi ?? true,
+    openapi: compileOpenApi(g.openapi, baseDir),
+    validateResponses: g.validateResponses ?? false,
     console: {
       // Behind a proxy the console has no loopback-only mode (docs/console.md, Access): without
       // roles it is off unless the file asks for it (then compileSettings refuses the file).

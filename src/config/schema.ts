@@ -17,6 +17,7 @@ import {
   strict,
 } from '../core/schema-kit.js';
 import { SagaSchema } from '../saga/schema.js';
+import { OpenApiSchema, ValidateResponsesSchema } from './openapi-schema.js';
 
 export { DurationSchema, SizeSchema } from '../core/schema-kit.js';
 export { EventMetaSchema, ErrorSpecSchema, LinkSchema, SagaSchema, StepSchema } from '../saga/schema.js';
@@ -470,9 +471,8 @@ export const GatewaySchema = Type.Object(
         },
       ),
     ),
-    openapi: Type.Optional(
-      Type.Boolean({ description: 'serve the OpenAPI 3.1 document at GET /api/openapi.json; default true' }),
-    ),
+    openapi: Type.Optional(OpenApiSchema),
+    validateResponses: Type.Optional(ValidateResponsesSchema),
     console: Type.Optional(
       Type.Object(
         {

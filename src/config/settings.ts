@@ -1,5 +1,6 @@
 import type { RawEventMeta, RawMetaLayers, RawSaga } from './schema.js';
 import type { CompiledSaga } from '../saga/graph.js';
+import type { OpenApiSettings } from './compile-openapi.js';
 
 /**
  * Compiled settings: what the loader produces from a configuration file after validation.
@@ -141,8 +142,10 @@ export interface GatewaySettings {
   static?: string;
   /** Idempotency-Key requests; the compiler fills in the defaults, absent = the same */
   idempotency?: IdempotencySettings;
-  /** serve GET /api/openapi.json; the compiler fills in true, absent = the same */
-  openapi?: boolean;
+  /** serve GET /api/openapi.json (false = off), with these servers and license; absent = on, defaults */
+  openapi?: boolean | OpenApiSettings;
+  /** check answers against each saga's outputSchema (500 INVALID_OUTPUT); default false */
+  validateResponses?: boolean;
   /** the console (docs/console.md); absent (hand-made settings) = the defaults */
   console?: ConsoleSettings;
 }
