@@ -5,6 +5,7 @@ import { isForbiddenKey, isObject } from '../core/path.js';
 import { ApiMap } from '../gateway/apis/api-map.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { Host } from '../runner/host.js';
+import { OutputChecks } from '../runner/output-check.js';
 import { createState } from '../states/index.js';
 import type { Principal } from '../core/types.js';
 import { parseRoles, type CliOptions } from './args.js';
@@ -15,6 +16,8 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 /**
  * `sagaway run [--config FILE] [--method M] [--data JSON] [--user SUB --roles a,b] PATH`: run
  * one saga in process and print `{"outcome","http","response","error"}` on stdout (DESIGN §9).
+ * A response that does not match the saga's outputSchema adds `error` INVALID_OUTPUT with its
+ * `errors` (pointer, message) and exits 1.
  * Logs go to stderr. `run FILE PATH` is accepted for `run --config FILE PATH`.
  */
 export async function runCommand(options: CliOptions, positionals: string[]): Promise<number> {
@@ -65,14 +68,19 @@ export async function runCommand(options: CliOptions, positionals: string[]): Pr
       requestId: randomUUID(),
       user,
     });
+    // The response is still printed when it does not match the outputSchema: it is what to fix.
+    const { failures, result: checked } = new OutputChecks(settings.runners).check(runner, method, path, result);
+    const error = failures
+      ? { ...publicError(checked.error!), errors: failures }
+      : result.error && publicError(result.error);
     const out = {
       outcome: result.outcome,
       http: result.http,
       response: result.response,
-      ...(result.error ? { error: publicError(result.error) } : {}),
+      ...(error ? { error } : {}),
     };
     process.stdout.write(`${JSON.stringify(out)}\n`);
-    return result.outcome === 'SUCCESS' || result.outcome === 'ACK' ? 0 : 1;
+    return (result.outcome === 'SUCCESS' || result.outcome === 'ACK') && !failures ? 0 : 1;
   } finally {
     await host.close();
     log.flush();

@@ -27,6 +27,7 @@ import { requestHandler } from './request/route.js';
 import { openIdempotencyKeys } from './request/idempotency-key.js';
 import { SagaRoutes } from './apis/saga-routes.js';
 import { InputChecks } from './request/validate-input.js';
+import { checkingOutputs } from './request/validate-output.js';
 import { unmappedSagaPaths } from './apis/route-check.js';
 import { registerStatic } from './http/static.js';
 import { fastifyTrustProxy, trustProxyWarning } from './http/trust-proxy.js';
@@ -139,7 +140,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const metrics = new GatewayMetrics({ defaultMetrics: options.defaultMetrics ?? false });
   const ctx: GatewayContext = {
     settings,
-    service: options.service,
+    service: settings.validateResponses
+      ? checkingOutputs(options.service, options.settings.runners ?? {}, app.log)
+      : options.service,
     apis: new ApiMap(settings.apis, unmappedSagaPaths(options.settings)),
     auth: new Authenticator(settings.auth, app.log),
     cursors: new CursorCodec(settings.stream.cursorKey),

@@ -13,6 +13,7 @@ import type { Principal, SagaResult } from '../core/types.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { checkHandlers } from '../runner/check-handlers.js';
 import { Host } from '../runner/host.js';
+import { OutputChecks } from '../runner/output-check.js';
 import type { SecretSource } from '../runner/executor/secrets.js';
 import { createState } from '../states/index.js';
 
@@ -34,7 +35,11 @@ export interface TestHost {
   settings: Settings;
   host: Host;
   dir: string;
-  /** run the saga serving `path` on `runner` (default: the only runner) */
+  /**
+   * run the saga serving `path` on `runner` (default: the only runner); a SUCCESS whose response
+   * does not match the saga's outputSchema comes back FAIL 500 INVALID_OUTPUT, its message listing
+   * the failures (pointer and message)
+   */
   run(path: string, options?: RunOptions): Promise<SagaResult>;
   close(): Promise<void>;
 }
@@ -98,14 +103,16 @@ async function hostFor(
     createState,
     ...(options.secrets ? { secrets: options.secrets } : {}),
   });
+  const outputs = new OutputChecks(settings.runners);
   return {
     settings,
     host,
     dir,
-    run(path, o = {}) {
+    async run(path, o = {}) {
       const runner = o.runner ?? (Object.keys(settings.runners)[0] as string);
-      return host.run(runner, {
-        method: o.method ?? 'GET',
+      const method = o.method ?? 'GET';
+      const result = await host.run(runner, {
+        method,
         path,
         input: o.input ?? {},
         query: o.query ?? {},
@@ -114,6 +121,14 @@ async function hostFor(
         ...(o.deadline !== undefined ? { deadline: o.deadline } : {}),
         ...(o.signal ? { signal: o.signal } : {}),
       });
+      // As the gateway with validateResponses answers: a response off its outputSchema is INVALID_OUTPUT.
+      const checked = outputs.check(runner, method, path, result);
+      if (checked.failures === undefined) return checked.result;
+      const listed = checked.failures.map((f) => `${f.pointer || '/'} ${f.message}`).join('; ');
+      return {
+        ...checked.result,
+        error: { ...checked.result.error!, message: `${checked.result.error!.message}: ${listed}` },
+      };
     },
     async close() {
       await host.close();
