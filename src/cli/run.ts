@@ -6,6 +6,7 @@ import { ApiMap } from '../gateway/apis/api-map.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { Host } from '../runner/host.js';
 import { OutputChecks } from '../runner/output-check.js';
+import { inputFailures } from '../runner/input-check.js';
 import { createState } from '../states/index.js';
 import type { Principal } from '../core/types.js';
 import { parseRoles, type CliOptions } from './args.js';
@@ -16,7 +17,8 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 /**
  * `sagaway run [--config FILE] [--method M] [--data JSON] [--user SUB --roles a,b] PATH`: run
  * one saga in process and print `{"outcome","http","response","error"}` on stdout (DESIGN §9).
- * A response that does not match the saga's outputSchema adds `error` INVALID_OUTPUT with its
+ * An input off the saga's inputSchema is FAIL 400 INVALID_INPUT (nothing runs), as at the
+ * gateway. A response that does not match the saga's outputSchema adds `error` INVALID_OUTPUT with its
  * `errors` (pointer, message) and exits 1.
  * Logs go to stderr. `run FILE PATH` is accepted for `run --config FILE PATH`.
  */
@@ -60,6 +62,14 @@ export async function runCommand(options: CliOptions, positionals: string[]): Pr
     const path = decodePath(url.pathname);
     const runner = pickRunner(host, settings.gateway.apis, path, method);
     if (!runner) throw new SagawayError('NOT_FOUND', `no runner serves ${path}`);
+    // As the gateway does: an input off the saga's inputSchema runs nothing (400 INVALID_INPUT).
+    const refused = inputFailures(settings.runners[runner]!, method, path, input);
+    if (refused) {
+      const message = `the input does not match the inputSchema of saga "${refused.saga}"`;
+      const error = { code: 'INVALID_INPUT', message, http: 400, errors: refused.failures };
+      process.stdout.write(`${JSON.stringify({ outcome: 'FAIL', http: 400, error })}\n`);
+      return 1;
+    }
     const result = await host.run(runner, {
       method,
       path,

@@ -14,6 +14,7 @@ import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { checkHandlers } from '../runner/check-handlers.js';
 import { Host } from '../runner/host.js';
 import { OutputChecks } from '../runner/output-check.js';
+import { inputFailures } from '../runner/input-check.js';
 import type { SecretSource } from '../runner/executor/secrets.js';
 import { createState } from '../states/index.js';
 
@@ -36,7 +37,8 @@ export interface TestHost {
   host: Host;
   dir: string;
   /**
-   * run the saga serving `path` on `runner` (default: the only runner); a SUCCESS whose response
+   * run the saga serving `path` on `runner` (default: the only runner), as the gateway would: an
+   * input off the saga's inputSchema is FAIL 400 INVALID_INPUT (nothing runs); a SUCCESS whose response
    * does not match the saga's outputSchema comes back FAIL 500 INVALID_OUTPUT, its message listing
    * the failures (pointer and message)
    */
@@ -111,10 +113,18 @@ async function hostFor(
     async run(path, o = {}) {
       const runner = o.runner ?? (Object.keys(settings.runners)[0] as string);
       const method = o.method ?? 'GET';
+      const input = o.input ?? {};
+      // As the gateway does: an input off the saga's inputSchema runs nothing.
+      const refused = settings.runners[runner] && inputFailures(settings.runners[runner], method, path, input);
+      if (refused) {
+        const listed = refused.failures.map((f) => `${f.pointer || '/'} ${f.message}`).join('; ');
+        const message = `the input does not match the inputSchema of saga "${refused.saga}": ${listed}`;
+        return { outcome: 'FAIL', http: 400, error: { code: 'INVALID_INPUT', message, http: 400 } };
+      }
       const result = await host.run(runner, {
         method,
         path,
-        input: o.input ?? {},
+        input,
         query: o.query ?? {},
         requestId: randomUUID(),
         user: o.user ?? null,

@@ -41,7 +41,7 @@ runners:
       - id: typed
         path: /typed
         methods: [POST]
-        inputSchema: { type: object }
+        inputSchema: { type: object, properties: { extra: { type: boolean } } }
         outputSchema:
           type: object
           required: [total]
@@ -101,6 +101,18 @@ describe('sagaway run', () => {
     assert.equal(r.json.error.code, 'INVALID_OUTPUT');
     assert.match(r.json.error.message, /saga "typed"/);
     assert.deepEqual(r.json.error.errors, [{ pointer: '/total', message: 'must be integer' }]);
+    const refused = run('--method', 'POST', '--data', '{"total":1,"extra":"no"}', '/typed');
+    assert.equal(refused.status, 1);
+    assert.deepEqual(refused.json, {
+      outcome: 'FAIL',
+      http: 400,
+      error: {
+        code: 'INVALID_INPUT',
+        message: 'the input does not match the inputSchema of saga "typed"',
+        http: 400,
+        errors: [{ pointer: '/extra', message: 'must be boolean' }],
+      },
+    });
     const good = run('--method', 'POST', '--data', '{"total":12}', '/typed');
     assert.equal(good.status, 0, good.stdout);
     assert.equal(good.json.error, undefined);
