@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The benchmark suite: `npm run bench` (builds, then runs this file).
-//   node bench/run.mjs [--only oneshot,flow,sse,remote,load] [--seconds 5] [--rounds 3]
+//   node bench/run.mjs [--only oneshot,flow,sse,remote,load,schema] [--seconds 5] [--rounds 3]
 //                      [--connections 50] [--shared-clients 10000] [--no-write] [--pin]
 // --only runs some workloads; BENCHMARKS.md then keeps the other workloads' rows (and says which
 // run each row comes from) and replaces only the rows of those that ran.
@@ -19,7 +19,7 @@ import { ROOT } from './lib/servers.mjs';
 import { configureRuntime } from './lib/runtime.mjs';
 import { markdownRow, readSuiteSection, renderMarkdown, renderText } from './lib/table.mjs';
 
-const WORKLOADS = ['oneshot', 'flow', 'sse', 'remote', 'load'];
+const WORKLOADS = ['oneshot', 'flow', 'sse', 'remote', 'load', 'schema'];
 const { values } = parseArgs({
   options: {
     only: { type: 'string', default: WORKLOADS.join(',') },
@@ -67,6 +67,7 @@ const modules = {
   sse: () => import('./sse/run.mjs').then((m) => m.sse(opts)),
   remote: () => import('./remote/run.mjs').then((m) => m.remote(opts)),
   load: () => import('./load/run.mjs').then((m) => m.load(opts)),
+  schema: () => import('./schema/run.mjs').then((m) => m.schema(opts)),
 };
 for (const w of WORKLOADS) {
   if (!only.includes(w)) continue;
@@ -139,5 +140,6 @@ function workloadOfRow(first) {
   if (first.startsWith('SSE') || first.startsWith('poll cost')) return 'sse';
   if (first.startsWith('one remote step')) return 'remote';
   if (first.startsWith('worst body') || first.startsWith('one client, worst bodies')) return 'load';
+  if (first.startsWith('input schema')) return 'schema';
   return undefined;
 }

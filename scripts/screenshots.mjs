@@ -49,8 +49,9 @@ try {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-  const ok = await post({ title: 'buy milk' });
-  await post({ title: '' });
+  const ok = await post({ id: 'milk', title: 'buy milk' });
+  // The same id again: write.Create fails (RECORD_EXISTS), a failed run to show.
+  await post({ id: 'milk', title: 'buy milk' });
   await page.waitForSelector(`tr[data-run="${ok.headers.get('x-request-id')}"]`);
   await page.click(`tr[data-run="${ok.headers.get('x-request-id')}"]`);
   await page.click('g[data-node="create"]');
@@ -59,7 +60,7 @@ try {
 
   const failing = page.locator('tr[data-outcome="FAIL"]').first();
   await failing.click();
-  await page.click('g[data-node="invalid"]');
+  await page.click('g[data-node="failed"]');
   await page.screenshot({ path: join(OUT, 'console-failed-run.png') });
 
   await page.click('li[data-saga="feed"]');

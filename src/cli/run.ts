@@ -5,6 +5,8 @@ import { isForbiddenKey, isObject } from '../core/path.js';
 import { ApiMap } from '../gateway/apis/api-map.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { Host } from '../runner/host.js';
+import { OutputChecks } from '../config/output-check.js';
+import { inputFailures } from '../config/input-check.js';
 import { createState } from '../states/index.js';
 import { createCluster } from '../systems/index.js';
 import type { Principal } from '../core/types.js';
@@ -16,6 +18,9 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 /**
  * `sagaway run [--config FILE] [--method M] [--data JSON] [--user SUB --roles a,b] PATH`: run
  * one saga in process and print `{"outcome","http","response","error"}` on stdout (DESIGN §9).
+ * An input off the saga's inputSchema is FAIL 400 INVALID_INPUT (nothing runs), as at the
+ * gateway. A response that does not match the saga's outputSchema adds `error` INVALID_OUTPUT with its
+ * `errors` (pointer, message) and exits 1.
  * Logs go to stderr. `run FILE PATH` is accepted for `run --config FILE PATH`.
  */
 export async function runCommand(options: CliOptions, positionals: string[]): Promise<number> {
@@ -58,6 +63,14 @@ export async function runCommand(options: CliOptions, positionals: string[]): Pr
     const path = decodePath(url.pathname);
     const runner = pickRunner(host, settings.gateway.apis, path, method);
     if (!runner) throw new SagawayError('NOT_FOUND', `no runner serves ${path}`);
+    // As the gateway does: an input off the saga's inputSchema runs nothing (400 INVALID_INPUT).
+    const refused = inputFailures(settings.runners[runner]!, method, path, input);
+    if (refused) {
+      const message = `the input does not match the inputSchema of saga "${refused.saga}"`;
+      const error = { code: 'INVALID_INPUT', message, http: 400, errors: refused.failures };
+      process.stdout.write(`${JSON.stringify({ outcome: 'FAIL', http: 400, error })}\n`);
+      return 1;
+    }
     const result = await host.run(runner, {
       method,
       path,
@@ -66,14 +79,19 @@ export async function runCommand(options: CliOptions, positionals: string[]): Pr
       requestId: randomUUID(),
       user,
     });
+    // The response is still printed when it does not match the outputSchema: it is what to fix.
+    const { failures, result: checked } = new OutputChecks(settings.runners).check(runner, method, path, result);
+    const error = failures
+      ? { ...publicError(checked.error!), errors: failures }
+      : result.error && publicError(result.error);
     const out = {
       outcome: result.outcome,
       http: result.http,
       response: result.response,
-      ...(result.error ? { error: publicError(result.error) } : {}),
+      ...(error ? { error } : {}),
     };
     process.stdout.write(`${JSON.stringify(out)}\n`);
-    return result.outcome === 'SUCCESS' || result.outcome === 'ACK' ? 0 : 1;
+    return (result.outcome === 'SUCCESS' || result.outcome === 'ACK') && !failures ? 0 : 1;
   } finally {
     await host.close();
     log.flush();

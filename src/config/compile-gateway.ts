@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { maskPatternIssue } from '../core/sensitive.js';
 import { parseDuration, parseSize } from '../core/units.js';
 import { compileApiRate, compileLimits, limitIssues } from './compile-limits.js';
+import { compileOpenApi } from './compile-openapi.js';
 import type { RawConfig } from './schema.js';
 import { DEFAULT_CONSOLE, DEFAULT_IDEMPOTENCY_SETTINGS, type GatewaySettings } from './settings.js';
 
@@ -80,7 +81,8 @@ export function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings
       maxBody: parseSize(g.idempotency?.maxBody) ?? DEFAULT_IDEMPOTENCY_SETTINGS.maxBody,
       maxKeysPerCaller: g.idempotency?.maxKeysPerCaller ?? DEFAULT_IDEMPOTENCY_SETTINGS.maxKeysPerCaller,
     },
-    openapi: g.openapi ?? true,
+    openapi: compileOpenApi(g.openapi, baseDir),
+    validateResponses: g.validateResponses ?? false,
     console: {
       // Behind a proxy the console has no loopback-only mode (docs/console.md, Access): without
       // roles it is off unless the file asks for it (then compileSettings refuses the file).

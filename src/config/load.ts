@@ -4,6 +4,7 @@ import { glob } from 'tinyglobby';
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import { compileSettings, type Report } from './compile.js';
 import { substituteEnv } from './env.js';
+import { compileIoSchemas, resolveSchemaFiles } from './io-schemas.js';
 import type { RawConfig, RawSaga } from './schema.js';
 import type { SagaDefinition, Settings } from './settings.js';
 import { formatPath, validateConfig, validateSagaFile } from './validate.js';
@@ -60,9 +61,11 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
       if (files.length === 0) report(abs, ['runners', name, 'sagas', i], `no saga file matches "${entry}"`, 'warning');
       for (const f of files) list.push(...(await loadSagaFile(f, display(f), env, sources, issues, report)));
     }
+    await resolveSchemaFiles(list, (f) => readSource(f, display(f), sources, issues), report);
     sagasByRunner.set(name, list);
   }
   const settings = compileSettings(raw, abs, baseDir, sagasByRunner, report);
+  compileIoSchemas(settings.runners, report);
   if (!issues.some((i) => i.severity === 'error') && options.check) await options.check(settings, report);
   if (issues.some((i) => i.severity === 'error')) throw fail();
   return { settings, warnings: issues.filter((i) => i.severity === 'warning') };

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { DurationOf, DurationSchema, HttpMethod, NameOf, SizeOf, SizeSchema, strict } from '../core/schema-kit.js';
+import { OpenApiSchema, ValidateResponsesSchema } from './openapi-schema.js';
 
 /** The `gateway` section of the configuration format (schema.ts assembles the file). */
 
@@ -232,9 +233,8 @@ export const GatewaySchema = Type.Object(
         },
       ),
     ),
-    openapi: Type.Optional(
-      Type.Boolean({ description: 'serve the OpenAPI 3.1 document at GET /api/openapi.json; default true' }),
-    ),
+    openapi: Type.Optional(OpenApiSchema),
+    validateResponses: Type.Optional(ValidateResponsesSchema),
     console: Type.Optional(
       Type.Object(
         {

@@ -1,5 +1,6 @@
 import type { RawEventMeta, RawMetaLayers, RawSaga } from './schema.js';
 import type { CompiledSaga } from '../saga/graph.js';
+import type { OpenApiSettings } from './compile-openapi.js';
 
 /**
  * Compiled settings: what the loader (config/load.ts, then config/compile.ts) produces from a
@@ -144,8 +145,10 @@ export interface GatewaySettings {
   static?: string;
   /** Idempotency-Key requests */
   idempotency: IdempotencySettings;
-  /** serve GET /api/openapi.json; default true */
-  openapi: boolean;
+  /** serve GET /api/openapi.json (false = off), with these servers and license */
+  openapi: false | OpenApiSettings;
+  /** check answers against each saga's outputSchema (500 INVALID_OUTPUT); default false */
+  validateResponses: boolean;
   /** the console (docs/console.md) */
   console: ConsoleSettings;
 }

@@ -12,6 +12,8 @@ export const ERROR_CODES = {
   FORBIDDEN: { http: 403, title: 'Forbidden', retryable: false },
   INVALID_JSON: { http: 400, title: 'Invalid JSON', retryable: false },
   INVALID_BODY: { http: 400, title: 'Invalid Body', retryable: false },
+  INVALID_INPUT: { http: 400, title: 'Invalid Input', retryable: false },
+  INVALID_OUTPUT: { http: 500, title: 'Invalid Output', retryable: false },
   UNSUPPORTED_MEDIA_TYPE: { http: 415, title: 'Unsupported Media Type', retryable: false },
   PAYLOAD_TOO_LARGE: { http: 413, title: 'Payload Too Large', retryable: false },
   TOO_MANY_VALUES: { http: 413, title: 'Too Many JSON Values', retryable: false },

@@ -20,6 +20,8 @@ import { RateLimiter } from './http/helpers/rate-limit.js';
 import { correlationIdOf, requestIdFor } from './http/helpers/request-id.js';
 import { openIdempotencyKeys } from './request/idempotency-key.js';
 import { SagaRoutes } from './apis/saga-routes.js';
+import { InputChecks } from './request/validate-input.js';
+import { checkingOutputs } from './request/validate-output.js';
 import { unmappedSagaPaths } from './apis/route-check.js';
 import { registerStatic } from './http/routes/static.js';
 import { fastifyTrustProxy, trustProxyWarning } from './http/helpers/trust-proxy.js';
@@ -118,7 +120,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const metrics = new GatewayMetrics({ defaultMetrics: options.defaultMetrics ?? false });
   const ctx: GatewayContext = {
     settings,
-    service: options.service,
+    service: settings.validateResponses
+      ? checkingOutputs(options.service, options.settings.runners ?? {}, app.log)
+      : options.service,
     apis: new ApiMap(settings.apis, unmappedSagaPaths(options.settings)),
     auth: new Authenticator(settings.auth, app.log),
     cursors: new CursorCodec(settings.stream.cursorKey),
@@ -131,6 +135,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const keys = await openIdempotencyKeys(options.settings, options.log, options.status);
   // Embedding programs and tests may hand over settings with a gateway block only.
   const sagas = new SagaRoutes(options.settings.runners ?? {});
+  const inputs = new InputChecks(options.settings.runners ?? {});
   let closing: Promise<void> | undefined;
 
   app.decorateRequest('sagaway', null);
@@ -210,8 +215,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     });
   }
   // Encapsulated: a form's routes take the hooks, parsers and error handler set above.
-  await app.register(requestForm, { ctx, rate, keys });
-  await app.register(streamForm, { ctx, rate, sagas });
+  const checks = inputs.active ? inputs : undefined;
+  await app.register(requestForm, { ctx, rate, keys, checks });
+  await app.register(streamForm, { ctx, rate, sagas, checks });
   registerOps(app, metrics, options.ready);
   registerStatusRoute(app, ctx, options.status);
   if (settings.openapi) registerOpenApi(app, options.settings);

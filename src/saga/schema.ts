@@ -9,6 +9,7 @@ import {
   strict,
 } from '../core/schema-kit.js';
 import type { EventMetaSpec } from '../core/messages.js';
+import type { JsonSchema } from '../core/json-schema.js';
 
 /**
  * The saga format (DESIGN §4, §6.1): sagas, steps, links and event settings. It lives with the
@@ -195,6 +196,9 @@ export const StepSchema = Type.Object(
   },
 );
 
+/** A saga's input or output schema: checked as a JSON Schema when the configuration is loaded (config/io-schemas.ts). */
+const IoSchema = (description: string) => Type.Unsafe<JsonSchema>({ type: ['object', 'boolean'], description });
+
 export const SagaSchema = Type.Object(
   {
     id: NameOf("the saga's id, unique in its runner"),
@@ -225,6 +229,16 @@ export const SagaSchema = Type.Object(
           description:
             'after a FAIL or TIMEOUT outcome and its compensations, run this saga with { parameters, error, runId }, detached from the response',
         },
+      ),
+    ),
+    inputSchema: Type.Optional(
+      IoSchema(
+        'JSON Schema 2020-12 of the input (the body, or the query), checked by the gateway before any step runs; or { $ref: FILE } relative to this file',
+      ),
+    ),
+    outputSchema: Type.Optional(
+      IoSchema(
+        'JSON Schema 2020-12 of the response; in OpenAPI, checked by sagaway run, the test kit and (gateway.validateResponses) the gateway; or { $ref: FILE }',
       ),
     ),
     steps: Type.Array(StepSchema, {

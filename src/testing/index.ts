@@ -13,6 +13,8 @@ import type { Principal, SagaResult } from '../core/types.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { checkHandlers } from '../runner/check-handlers.js';
 import { Host } from '../runner/host.js';
+import { OutputChecks } from '../config/output-check.js';
+import { inputFailures } from '../config/input-check.js';
 import type { SecretSource } from '../runner/executor/secrets.js';
 import { createState } from '../states/index.js';
 import { createCluster } from '../systems/index.js';
@@ -35,7 +37,12 @@ export interface TestHost {
   settings: Settings;
   host: Host;
   dir: string;
-  /** run the saga serving `path` on `runner` (default: the only runner) */
+  /**
+   * run the saga serving `path` on `runner` (default: the only runner), as the gateway would: an
+   * input off the saga's inputSchema is FAIL 400 INVALID_INPUT (nothing runs); a SUCCESS whose response
+   * does not match the saga's outputSchema comes back FAIL 500 INVALID_OUTPUT, its message listing
+   * the failures (pointer and message)
+   */
   run(path: string, options?: RunOptions): Promise<SagaResult>;
   close(): Promise<void>;
 }
@@ -100,22 +107,40 @@ async function hostFor(
     createCluster,
     ...(options.secrets ? { secrets: options.secrets } : {}),
   });
+  const outputs = new OutputChecks(settings.runners);
   return {
     settings,
     host,
     dir,
-    run(path, o = {}) {
+    async run(path, o = {}) {
       const runner = o.runner ?? (Object.keys(settings.runners)[0] as string);
-      return host.run(runner, {
-        method: o.method ?? 'GET',
+      const method = o.method ?? 'GET';
+      const input = o.input ?? {};
+      // As the gateway does: an input off the saga's inputSchema runs nothing.
+      const refused = settings.runners[runner] && inputFailures(settings.runners[runner], method, path, input);
+      if (refused) {
+        const listed = refused.failures.map((f) => `${f.pointer || '/'} ${f.message}`).join('; ');
+        const message = `the input does not match the inputSchema of saga "${refused.saga}": ${listed}`;
+        return { outcome: 'FAIL', http: 400, error: { code: 'INVALID_INPUT', message, http: 400 } };
+      }
+      const result = await host.run(runner, {
+        method,
         path,
-        input: o.input ?? {},
+        input,
         query: o.query ?? {},
         requestId: randomUUID(),
         user: o.user ?? null,
         ...(o.deadline !== undefined ? { deadline: o.deadline } : {}),
         ...(o.signal ? { signal: o.signal } : {}),
       });
+      // As the gateway with validateResponses answers: a response off its outputSchema is INVALID_OUTPUT.
+      const checked = outputs.check(runner, method, path, result);
+      if (checked.failures === undefined) return checked.result;
+      const listed = checked.failures.map((f) => `${f.pointer || '/'} ${f.message}`).join('; ');
+      return {
+        ...checked.result,
+        error: { ...checked.result.error!, message: `${checked.result.error!.message}: ${listed}` },
+      };
     },
     async close() {
       await host.close();

@@ -38,6 +38,18 @@ runners:
           - { id: start, type: start, links: [{ to: e }] }
           - { id: e, type: event, eventMeta: { handler: probe, action: Leak, version: 0, inject: true, parameters: { header: "Bearer #{{TOKEN}}" } }, links: [{ to: ok, when: [SUCCESS] }] }
           - { id: ok, type: success }
+      - id: typed
+        path: /typed
+        methods: [POST]
+        inputSchema: { type: object, properties: { extra: { type: boolean } } }
+        outputSchema:
+          type: object
+          required: [total]
+          properties: { total: { type: integer } }
+        steps:
+          - { id: start, type: start, links: [{ to: e }] }
+          - { id: e, type: event, eventMeta: { handler: probe, action: Echo, version: 0, inputElement: parameters, outputElement: $.got }, links: [{ to: ok }] }
+          - { id: ok, type: success, outputElement: got }
       - id: slow
         path: /slow
         timeout: 100ms
@@ -80,6 +92,30 @@ describe('sagaway run', () => {
     assert.equal(r.json.error.code, 'UNHANDLED_STEP_FAILURE');
     assert.match(r.stderr, /REDACTED/, 'the action did log');
     assert.ok(!r.stdout.includes(CANARY) && !r.stderr.includes(CANARY), 'canary leaked');
+  });
+  test("a response off the saga's outputSchema: exit 1, INVALID_OUTPUT with pointers, the response still printed", () => {
+    const r = run('--method', 'POST', '--data', '{"total":"12","extra":true}', '/typed');
+    assert.equal(r.status, 1, r.stderr);
+    assert.equal(r.json.outcome, 'SUCCESS');
+    assert.deepEqual(r.json.response, { total: '12', extra: true });
+    assert.equal(r.json.error.code, 'INVALID_OUTPUT');
+    assert.match(r.json.error.message, /saga "typed"/);
+    assert.deepEqual(r.json.error.errors, [{ pointer: '/total', message: 'must be integer' }]);
+    const refused = run('--method', 'POST', '--data', '{"total":1,"extra":"no"}', '/typed');
+    assert.equal(refused.status, 1);
+    assert.deepEqual(refused.json, {
+      outcome: 'FAIL',
+      http: 400,
+      error: {
+        code: 'INVALID_INPUT',
+        message: 'the input does not match the inputSchema of saga "typed"',
+        http: 400,
+        errors: [{ pointer: '/extra', message: 'must be boolean' }],
+      },
+    });
+    const good = run('--method', 'POST', '--data', '{"total":12}', '/typed');
+    assert.equal(good.status, 0, good.stdout);
+    assert.equal(good.json.error, undefined);
   });
   test('TIMEOUT is exit 1 with http 504', () => {
     const r = run('/slow');

@@ -63,6 +63,15 @@ describe('sagaway validate', () => {
     ],
     ['saga-file.yaml', /sagas\/one\.yaml:5:\d+ steps\[1\]\.http: must be <= 599/],
     [
+      'bad-schema.yaml',
+      /bad-schema\.yaml:10:28 runners\.todo\.sagas\[0\]\.inputSchema\.properties\.title\.type: must be equal to one of the allowed values: "array", /,
+    ],
+    [
+      'bad-schema.yaml',
+      /bad-schema\.yaml:18:21 runners\.todo\.sagas\[1\]\.outputSchema\.requried: unknown keyword: "requried"/,
+    ],
+    ['bad-schema.yaml', /schemas\/todo-broken\.json:4:11 properties\.id: inputSchema: unknown format "uuidd"$/m],
+    [
       'share-all-user.yaml',
       /share-all-user\.yaml:12:\d+ runners\.todo\.sagas\[0\]\.steps\[1\]\.expression: saga "mine" reads the user .* share: all/,
     ],

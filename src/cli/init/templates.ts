@@ -72,18 +72,21 @@ const NOTES = `# Notes in the SQLite state "notes": create one, list them, and a
 - id: create-note
   path: /notes
   methods: [POST]
+  # JSON Schema of the body, checked by the gateway before any step runs: a missing or empty
+  # text is 400 INVALID_INPUT with a pointer (/text). Also in /api/openapi.json, with the example.
+  inputSchema:
+    type: object
+    required: [text]
+    properties:
+      text: { type: string, minLength: 1, maxLength: 2000 }
+    examples: [{ text: buy milk }]
   steps:
-    - { id: start, type: start, links: [{ to: check }] }
-    - id: check
-      type: condition
-      expression: "$type(parameters.text) = 'string' and $length(parameters.text) > 0"
-      links: [{ to: create, when: [true] }, { to: invalid, when: ["*"] }]
+    - { id: start, type: start, links: [{ to: create }] }
     - id: create
       type: event
       eventMeta: { handler: write, action: Create, version: 0, domain: notes, inputElement: parameters, outputElement: $.note }
       links: [{ to: done, when: [SUCCESS] }, { to: failed, when: ["*"] }]
     - { id: done, type: success, http: 201, outputElement: note }
-    - { id: invalid, type: fail, error: { code: VALIDATION_FAILED, message: "text must be a non-empty string", http: 400 } }
     - { id: failed, type: fail }
 
 # /api/request/notes answers { list: [...] }; /api/stream/notes sends one event per note, then \`end\`.
@@ -150,9 +153,10 @@ test('a note is created, then listed', async () => {
   );
 });
 
-test('an empty note is refused', async () => {
+test('an empty note is refused by the input schema', async () => {
   const r = await app.run('/notes', { method: 'POST', input: { text: '' } });
   assert.equal(r.http, 400);
+  assert.equal(r.error?.code, 'INVALID_INPUT');
 });
 `;
 
@@ -185,7 +189,7 @@ curl -N localhost:8080/api/stream/notes/feed     # every note, then new ones as 
 | \`sagaway.yaml\` | the gateway's APIs, the state, the runner |
 | \`handlers/greeter.mjs\` | your handler: the action \`Greet\` |
 | \`sagas/hello.yaml\` | a saga calling it |
-| \`sagas/notes.yaml\` | create and list notes, and a live feed (built-in \`read\` and \`write\`) |
+| \`sagas/notes.yaml\` | create (its input checked by a JSON Schema) and list notes, and a live feed (built-in \`read\` and \`write\`) |
 | \`test/app.test.mjs\` | runs the sagas in process with sagaway's test kit |
 
 Data is kept in \`data/notes.db\` (ignored by git).

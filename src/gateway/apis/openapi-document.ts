@@ -3,6 +3,8 @@ import type { ApiSettings, AuthSettings, SagaDefinition, Settings } from '../../
 import { FORM_PREFIX, type Form } from './saga-path.js';
 import { ApiMap } from './api-map.js';
 import { routeReport } from './route-check.js';
+import { openApiSettings, serversOf, usedComponents } from './openapi-info.js';
+import { firstExample, IoComponents } from './openapi-io.js';
 
 /**
  * The OpenAPI 3.1 document of what this gateway serves (`GET /api/openapi.json`, issue 14;
@@ -34,6 +36,23 @@ const FORMATS: Json = {
   'text/plain': { schema: { type: 'string' } },
 };
 
+/** A problem+json body that may list the input schema's failures (INVALID_INPUT). */
+const INVALID_INPUT_SCHEMA: Json = {
+  allOf: [{ $ref: '#/components/schemas/Problem' }],
+  type: 'object',
+  properties: {
+    errors: {
+      type: 'array',
+      description: 'INVALID_INPUT: each failure (at most 10), a JSON pointer into the input and a message',
+      items: {
+        type: 'object',
+        required: ['pointer', 'message'],
+        properties: { pointer: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+  },
+};
+
 /** `/todos/:id` -> `/todos/{id}`, and the names of its parameters. */
 function template(path: string): { path: string; params: string[] } {
   const params: string[] = [];
@@ -63,7 +82,7 @@ function securitySchemes(auth: AuthSettings): Json {
  * Responses of one saga: its success statuses, the statuses of its `fail` steps with their
  * codes, and problem+json for every other error.
  */
-function responses(saga: SagaDefinition, form: Form, secured: boolean): Json {
+function responses(saga: SagaDefinition, form: Form, secured: boolean, output: Json | undefined): Json {
   const out: Json = {};
   if (form === 'stream') {
     out['200'] = {
@@ -74,8 +93,12 @@ function responses(saga: SagaDefinition, form: Form, secured: boolean): Json {
   } else {
     const ok = new Set<number>();
     for (const step of saga.steps) if (step.type === 'success') ok.add(step.http ?? 200);
+    // The JSON form of the answer is the output schema's, when the saga declares one.
+    const content = output
+      ? { ...FORMATS, 'application/json': { schema: output, ...firstExample(saga.outputSchema) } }
+      : FORMATS;
     for (const status of ok.size > 0 ? [...ok].sort() : [200]) {
-      out[String(status)] = { description: 'the saga succeeded', content: FORMATS };
+      out[String(status)] = { description: 'the saga succeeded', content };
     }
     out['202'] = { description: 'accepted: an event answered ACK', content: FORMATS };
   }
@@ -93,10 +116,14 @@ function responses(saga: SagaDefinition, form: Form, secured: boolean): Json {
       content: PROBLEM_CONTENT,
     };
   }
+  // Any request may be malformed (INVALID_JSON, INVALID_INPUT, INVALID_CURSOR) or meet an
+  // internal error: every operation lists a 4xx and a 5xx (linters ask for both).
+  out['400'] ??= { $ref: '#/components/responses/BadRequest' };
   if (secured) {
     out['401'] ??= { $ref: '#/components/responses/Unauthorized' };
     out['403'] ??= PROBLEM;
   }
+  out['500'] ??= PROBLEM;
   out['default'] = PROBLEM;
   return out;
 }
@@ -117,9 +144,12 @@ function operation(
   saga: SagaDefinition,
   params: string[],
   schemes: Json,
+  io: IoComponents,
 ): Json {
   const parameters: Json[] = params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
-  if (!BODY_METHODS.has(method)) {
+  const typedQuery = BODY_METHODS.has(method) ? undefined : io.queryParameters(saga, runner);
+  if (typedQuery) parameters.push(...typedQuery.filter((p) => !params.includes(p['name'] as string)));
+  else if (!BODY_METHODS.has(method)) {
     parameters.push({
       name: 'input',
       in: 'query',
@@ -139,24 +169,40 @@ function operation(
     summary: `${saga.id} (runner ${runner})`,
     tags: [api.path],
     parameters,
-    responses: responses(saga, form, sec.length > 0),
+    responses: responses(
+      saga,
+      form,
+      sec.length > 0,
+      saga.outputSchema === undefined ? undefined : io.ref(saga.outputSchema, runner, saga.id, 'output'),
+    ),
     security: sec,
     'x-sagaway-roles': roles,
   };
   if (BODY_METHODS.has(method)) {
+    const input = saga.inputSchema;
+    const required = typeof input === 'object' && Array.isArray(input['required']) && input['required'].length > 0;
     op['requestBody'] = {
       description: 'the saga input (parameters): a JSON object',
-      required: false,
-      content: { 'application/json': { schema: { type: 'object' } } },
+      required,
+      content: {
+        'application/json':
+          input === undefined
+            ? { schema: { type: 'object' } }
+            : { schema: io.ref(input, runner, saga.id, 'input'), ...firstExample(input) },
+      },
     };
   }
   return op;
 }
 
-/** The OpenAPI document of `settings`, as a plain JSON object. */
-export function openApiDocument(settings: Settings): Json {
+/**
+ * The OpenAPI document of `settings`, as a plain JSON object; `port`: the one the gateway
+ * listens on (its server URL), default the configured one.
+ */
+export function openApiDocument(settings: Settings, port?: number): Json {
   const gateway = settings.gateway;
   const schemes = securitySchemes(gateway.auth);
+  const io = new IoComponents();
   const paths: Record<string, Json> = {};
   // OpenAPI: paths that differ only in their parameters' names are one path. Sagas at
   // `/todos/:id` and `/todos/:todoId` share the first one's template (`{}` marks a parameter).
@@ -177,65 +223,73 @@ export function openApiDocument(settings: Settings): Json {
       if (!compiled || !ApiMap.allows(compiled, m) || compiled.settings.runner !== route.runner) continue;
       for (const form of ['request', 'stream'] as const) {
         const item = (paths[FORM_PREFIX[form] + (path === '/' ? '' : path)] ??= {});
-        item[m.toLowerCase()] = operation(form, m, route.runner, compiled.settings, route.saga, params, schemes);
+        item[m.toLowerCase()] = operation(form, m, route.runner, compiled.settings, route.saga, params, schemes, io);
       }
     }
   }
-  const body: Json = {
-    paths,
-    components: {
-      schemas: {
-        Problem: {
-          type: 'object',
-          description: 'RFC 9457 problem details; `code` is stable (docs/errors.md)',
-          required: ['type', 'title', 'status', 'code', 'detail', 'requestId'],
-          properties: {
-            type: { type: 'string', format: 'uri' },
-            title: { type: 'string' },
-            status: { type: 'integer' },
-            code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]{1,63}$' },
-            detail: { type: 'string' },
-            requestId: { type: 'string', description: 'equals the X-Request-Id response header' },
-          },
+  const components: Record<string, Json> = {
+    schemas: {
+      ...io.schemas,
+      Problem: {
+        type: 'object',
+        description: 'RFC 9457 problem details; `code` is stable (docs/errors.md)',
+        required: ['type', 'title', 'status', 'code', 'detail', 'requestId'],
+        properties: {
+          type: { type: 'string', format: 'uri' },
+          title: { type: 'string' },
+          status: { type: 'integer' },
+          code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]{1,63}$' },
+          detail: { type: 'string' },
+          requestId: { type: 'string', description: 'equals the X-Request-Id response header' },
         },
       },
-      responses: {
-        Problem: { description: 'an error (problem+json)', content: PROBLEM_CONTENT },
-        Unauthorized: {
-          description: 'no valid credentials',
-          headers: { 'WWW-Authenticate': { schema: { type: 'string' } } },
-          content: PROBLEM_CONTENT,
-        },
-      },
-      parameters: {
-        IdempotencyKey: {
-          name: 'Idempotency-Key',
-          in: 'header',
-          required: false,
-          description:
-            'at most 255 visible ASCII characters (a quoted string: 257): the same key and body again replays the stored response',
-          schema: { type: 'string', minLength: 1, maxLength: 257 },
-        },
-        LastEventId: {
-          name: 'Last-Event-ID',
-          in: 'header',
-          required: false,
-          description: 'resume after this event (an EventSource sends it on reconnect)',
-          schema: { type: 'string' },
-        },
-      },
-      securitySchemes: schemes,
     },
+    responses: {
+      Problem: { description: 'an error (problem+json)', content: PROBLEM_CONTENT },
+      BadRequest: {
+        description:
+          'a malformed request: INVALID_JSON, INVALID_BODY, INVALID_CURSOR, or INVALID_INPUT (the input schema; `errors` lists each failure)',
+        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/InvalidInput' } } },
+      },
+      Unauthorized: {
+        description: 'no valid credentials',
+        headers: { 'WWW-Authenticate': { schema: { type: 'string' } } },
+        content: PROBLEM_CONTENT,
+      },
+    },
+    parameters: {
+      IdempotencyKey: {
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description:
+          'at most 255 visible ASCII characters (a quoted string: 257): the same key and body again replays the stored response',
+        schema: { type: 'string', minLength: 1, maxLength: 257 },
+      },
+      LastEventId: {
+        name: 'Last-Event-ID',
+        in: 'header',
+        required: false,
+        description: 'resume after this event (an EventSource sends it on reconnect)',
+        schema: { type: 'string' },
+      },
+    },
+    securitySchemes: schemes,
   };
+  (components['schemas'] as Json)['InvalidInput'] = INVALID_INPUT_SCHEMA;
+  const body: Json = { paths, components: usedComponents(paths, components) };
   // The version names this exact document: it changes when the served APIs change.
   const version = createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 12);
+  const license = openApiSettings(gateway).license;
   return {
     openapi: '3.1.0',
     info: {
       title: 'sagaway gateway',
       version,
       description: 'The APIs of this gateway, generated from its configuration. Errors are application/problem+json.',
+      ...(license ? { license: { ...license } } : {}),
     },
+    servers: serversOf(gateway, port),
     ...body,
   };
 }

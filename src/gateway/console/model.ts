@@ -4,6 +4,7 @@ import { effectiveSettingsFor } from '../../config/effective-settings.js';
 import type { CompiledSaga, CompiledStep } from '../../saga/graph.js';
 import { FORM_PREFIX } from '../apis/saga-path.js';
 import { routeReport } from '../apis/route-check.js';
+import { firstExample } from '../apis/openapi-io.js';
 import { layoutSaga, type SagaGraph } from './layout.js';
 import { masked } from './mask.js';
 import { compileMasker, type Masker } from '../../core/sensitive.js';
@@ -40,6 +41,8 @@ export interface ConsoleSaga {
   graph: SagaGraph;
   /** step id -> what clicking the node shows */
   settings: Record<string, unknown>;
+  /** the first of its inputSchema's `examples`, for try-it's body or query; absent = none */
+  example?: unknown;
 }
 
 export interface ConsoleModel {
@@ -84,6 +87,7 @@ export function buildModel(settings: Settings): ConsoleModel {
       settings: Object.fromEntries(
         [...saga.steps.values()].map((s) => [s.id, stepSettings(settings, runner.name, saga, s)]),
       ),
+      ...firstExample(saga.raw.inputSchema),
     })),
   );
   const runners = Object.values(settings.runners ?? {}).map((r) => ({

@@ -17,6 +17,7 @@ import type { IdempotencyKeys } from '../request/idempotency-key.js';
 import { isJsonContentType, usesBody } from '../request/input.js';
 import { requestHandler } from '../request/route.js';
 import { streamHandler } from '../stream/route.js';
+import type { InputChecks } from '../request/validate-input.js';
 import { admitter } from './admit.js';
 
 /**
@@ -31,6 +32,8 @@ import { admitter } from './admit.js';
 export interface FormOptions {
   ctx: GatewayContext;
   rate: RateLimiter;
+  /** the sagas' inputSchema checks; absent when no saga declares one */
+  checks?: InputChecks;
 }
 
 /**
@@ -73,12 +76,12 @@ function routeForm(
 
 /** The one-shot form: `/api/request/<path>[.ext]`; a keyed request's response is stored by `keys`. */
 export const requestForm: FastifyPluginCallback<FormOptions & { keys: IdempotencyKeys }> = (app, options, done) => {
-  routeForm(app, options, 'request', requestHandler(options.ctx, options.keys), options.keys.onSend);
+  routeForm(app, options, 'request', requestHandler(options.ctx, options.keys, options.checks), options.keys.onSend);
   done();
 };
 
 /** The stream form: `/api/stream/<path>`; `sagas` refuses before the stream opens what no saga would serve. */
 export const streamForm: FastifyPluginCallback<FormOptions & { sagas: SagaRoutes }> = (app, options, done) => {
-  routeForm(app, options, 'stream', streamHandler(options.ctx, options.sagas));
+  routeForm(app, options, 'stream', streamHandler(options.ctx, options.sagas, options.checks));
   done();
 };

@@ -8,6 +8,7 @@ import { negotiate } from '../formats/index.js';
 import { bodyInput, usesBody } from './input.js';
 import { sendResult } from './respond.js';
 import type { IdempotencyKeys } from './idempotency-key.js';
+import type { InputChecks } from './validate-input.js';
 import { problemFor, sendProblem } from '../http/helpers/problem.js';
 import { correlationIdOf } from '../http/helpers/request-id.js';
 
@@ -18,7 +19,7 @@ import { correlationIdOf } from '../http/helpers/request-id.js';
  * signal is aborted, unless the request holds an Idempotency-Key (`keys`): that run goes on,
  * so that its outcome is stored for the client's retry.
  */
-export function requestHandler(ctx: GatewayContext, keys?: IdempotencyKeys) {
+export function requestHandler(ctx: GatewayContext, keys?: IdempotencyKeys, inputs?: InputChecks) {
   const maxResponse = ctx.settings.limits.maxResponse;
   return async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const admitted = request.sagaway!;
@@ -26,6 +27,8 @@ export function requestHandler(ctx: GatewayContext, keys?: IdempotencyKeys) {
     if (format === null) return sendProblem(reply, problemFor('NOT_ACCEPTABLE', request.id, 'no acceptable format'));
     const query = request.query as Record<string, unknown>;
     const input = usesBody(request.method) ? bodyInput(request.body) : query;
+    const invalid = inputs?.check(request, input);
+    if (invalid) return sendProblem(reply, invalid);
     // Checked before awaiting: a request without the header costs no promise here.
     let keyed = false;
     if (keys !== undefined && request.headers['idempotency-key'] !== undefined) {

@@ -8,6 +8,7 @@ import type { CursorPosition } from './cursor.js';
 import { bodyInput, usesBody } from '../request/input.js';
 import { problemFor, sendProblem } from '../http/helpers/problem.js';
 import type { SagaRoutes } from '../apis/saga-routes.js';
+import type { InputChecks } from '../request/validate-input.js';
 import { StreamMember, type StreamShared } from './member.js';
 import { PollGroups } from './group.js';
 import { shareBase, shareBinding } from './share.js';
@@ -46,7 +47,7 @@ function withoutGatewayKeys(query: Record<string, unknown>): Record<string, unkn
 }
 
 /** The route handler of the stream form (`sagas`: the configured sagas, to refuse early). */
-export function streamHandler(ctx: GatewayContext, sagas: SagaRoutes) {
+export function streamHandler(ctx: GatewayContext, sagas: SagaRoutes, inputs?: InputChecks) {
   const shared: StreamShared = {
     settings: ctx.settings.stream,
     timeoutMs: ctx.settings.limits.timeoutMs,
@@ -107,6 +108,8 @@ export function streamHandler(ctx: GatewayContext, sagas: SagaRoutes) {
 
     const query = withoutGatewayKeys(rawQuery);
     const input = usesBody(request.method) ? bodyInput(request.body) : query;
+    const invalid = inputs?.check(request, input);
+    if (invalid) return sendProblem(reply, invalid);
 
     const client = clientOf(admitted.principal, request.ip);
     const refusal = ctx.streams.admit(client);
