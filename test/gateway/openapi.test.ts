@@ -226,7 +226,7 @@ test('built once: the same bytes and ETag every time, 304 on If-None-Match; gate
     assert.equal(cached.statusCode, 304);
     assert.equal(cached.body, '');
   });
-  const off = { ...settings, gateway: { ...settings.gateway, openapi: false } };
+  const off = { ...settings, gateway: { ...settings.gateway, openapi: false as const } };
   await withGateway(off, async (gw) => {
     const res = await gw.app.inject({ method: 'GET', url: '/api/openapi.json' });
     assert.equal(res.statusCode, 404);
