@@ -7,6 +7,7 @@ import { createState } from '../states/index.js';
 import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 import { parsePort } from './port.js';
+import { startedLine } from './started-line.js';
 import { traceMasker } from '../gateway/console/mask.js';
 
 /**
@@ -42,8 +43,17 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
   for (const runner of host.runners.values()) runner.observe(engine);
   const listenHost = options.host ?? settings.gateway.host;
   const address = await gateway.listen(port, listenHost);
+  const line = startedLine(settings, listenHost, address.port);
+  log.info({ console: line.console }, line.message);
   log.info(
-    { host: listenHost, port: address.port, config: file, runners: [...host.runners.keys()] },
+    {
+      host: listenHost,
+      port: address.port,
+      config: file,
+      runners: [...host.runners.keys()],
+      console: line.console,
+      apis: line.apis,
+    },
     'sagaway started',
   );
 
