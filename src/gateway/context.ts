@@ -5,6 +5,7 @@ import type { SagaService } from '../core/messages.js';
 import { ApiMap, type CompiledApi } from './apis/api-map.js';
 import type { AuthDecision, Authenticator } from './auth/authenticator.js';
 import { extractCredential, type Credential } from './auth/credentials.js';
+import { refusalDetail } from './auth/refusal-detail.js';
 import type { CursorCodec } from './stream/cursor.js';
 import type { GatewayMetrics } from './http/metrics.js';
 import { problemFor, sendProblem } from './http/problem.js';
@@ -84,7 +85,8 @@ export function admitter(ctx: GatewayContext, form: Form, onUnauthorized?: OnUna
     const finish = (decision: AuthDecision): void => {
       if (!decision.ok) {
         const headers = decision.code === 'UNAUTHORIZED' ? WWW_AUTHENTICATE : undefined;
-        const send = (): void => void sendProblem(reply, problemFor(decision.code, request.id), headers);
+        const detail = refusalDetail(ctx.settings.auth, decision, request.headers, credential);
+        const send = (): void => void sendProblem(reply, problemFor(decision.code, request.id, detail), headers);
         if (decision.code === 'UNAUTHORIZED' && onUnauthorized) onUnauthorized(request, reply, api, send);
         else send();
         return;

@@ -7,7 +7,7 @@ import { callerKey } from '../../core/caller.js';
 import { SagawayError, toErrorInfo } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { Payload, Principal, RequestContext, SagaRequest, SagaResult } from '../../core/types.js';
-import { roleRefusal } from '../../core/roles.js';
+import { roleRefusal, roleRefusalDetail } from '../../core/roles.js';
 import type { StepTracer, TraceBus } from '../../core/trace.js';
 import { runSaga, type EngineObserver } from '../../saga/engine.js';
 import type { CompiledSaga } from '../../saga/graph.js';
@@ -461,7 +461,7 @@ export class Runner {
 
 /** A saga's roles against the caller (gateway requests and saga.StartSaga alike): 401, 403 or undefined. */
 function authorize(saga: CompiledSaga, user: Principal | null): SagaResult | undefined {
-  return refusal(roleRefusal(saga.roles, user));
+  return refusal(roleRefusal(saga.roles, user), saga.roles);
 }
 
 /**
@@ -486,7 +486,7 @@ function protect(
   const serving = group.filter((a) => methods.some((m) => allowsMethod(a, m)));
   for (const api of serving.length > 0 ? serving : group) {
     if (api.public) continue;
-    const denied = refusal(!user || user.anonymous ? 'UNAUTHORIZED' : roleRefusal(api.roles, user));
+    const denied = refusal(!user || user.anonymous ? 'UNAUTHORIZED' : roleRefusal(api.roles, user), api.roles);
     if (denied) return denied;
   }
   return undefined;
@@ -499,9 +499,9 @@ function allowsMethod(api: ApiSettings, method: string): boolean {
   return api.methods.some((x) => x.toUpperCase() === m || (m === 'HEAD' && x.toUpperCase() === 'GET'));
 }
 
-function refusal(code: 'UNAUTHORIZED' | 'FORBIDDEN' | undefined): SagaResult | undefined {
+function refusal(code: 'UNAUTHORIZED' | 'FORBIDDEN' | undefined, roles: readonly string[]): SagaResult | undefined {
   if (code === undefined) return undefined;
-  return reject(code, code === 'UNAUTHORIZED' ? 'authentication required' : 'a required role is missing');
+  return reject(code, roles.length > 0 ? roleRefusalDetail(code, roles) : 'authentication required');
 }
 
 /** A run id the gateway chose: short, and only characters that are safe in keys and logs. */
