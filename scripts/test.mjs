@@ -8,6 +8,8 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { Buffer } from 'node:buffer';
+import { performance } from 'node:perf_hooks';
 
 const args = process.argv.slice(2);
 const unitOnly = args.includes('--unit');
