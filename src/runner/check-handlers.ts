@@ -51,7 +51,7 @@ export async function checkHandlers(
             report(
               saga.source.file,
               [...where, 'handler'],
-              `handler "${meta.handler}" is not loaded by runner "${runner.name}"${suggestion(meta.handler, loaded, 'loaded')}`,
+              `handler "${meta.handler}" is not loaded by runner "${runner.name}"${suggestion(meta.handler, loaded, 'loaded handlers')}`,
             );
             continue;
           }

@@ -16,7 +16,7 @@ test('a wrong domain, action, handler and http system: one line each, with the c
   assert.deepEqual(r.stderr.trimEnd().split('\n'), [
     `${F}typos.yaml:17:74 ${STEP}[1].eventMeta.domain: domain "slugs" names no state; did you mean "slug"? states: slug, todos (DOMAIN_NOT_FOUND)`,
     `${F}typos.yaml:21:50 ${STEP}[2].eventMeta.action: handler "write" has no action "Craete"; did you mean "Create"? actions: Create, Delete, Set, Update, Upsert (ACTION_NOT_FOUND)`,
-    `${F}typos.yaml:25:35 ${STEP}[3].eventMeta.handler: handler "wirte" is not loaded by runner "todo"; did you mean "write"? loaded: read, rest, write`,
+    `${F}typos.yaml:25:35 ${STEP}[3].eventMeta.handler: handler "wirte" is not loaded by runner "todo"; did you mean "write"? loaded handlers: read, rest, write`,
     `${F}typos.yaml:29:79 ${STEP}[4].eventMeta.domain: domain "payment" names no http system; did you mean "payments"? http systems: payments (DOMAIN_NOT_FOUND)`,
     `${F}typos.yaml:33:24 ${STEP}[5].eventMeta.domain: read.GetList needs a domain: the alias of a state; states: slug, todos (DOMAIN_NOT_FOUND)`,
   ]);
