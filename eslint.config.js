@@ -144,6 +144,7 @@ export default tseslint.config(
     languageOptions: {
       globals: {
         document: 'readonly',
+        window: 'readonly',
         location: 'readonly',
         fetch: 'readonly',
         EventSource: 'readonly',

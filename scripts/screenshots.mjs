@@ -1,6 +1,7 @@
 // Screenshots of the console (docs/console.md, README): starts `sagaway start` on the todo
-// example with a throw-away database, makes a few requests, and saves PNGs with Debian's
-// Chromium through playwright-core. Run with `npm run screenshots` (it builds first).
+// example with a throw-away database, makes a few requests, then on the order example (with its
+// payment service) an order that fails and is undone, and saves PNGs with Debian's Chromium
+// through playwright-core. Run with `npm run screenshots` (it builds first).
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,8 +13,8 @@ const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const OUT = resolve('docs', 'images');
 const CLI = resolve('dist', 'src', 'cli', 'main.js');
 
-function startSagaway(env) {
-  const child = spawn(process.execPath, [CLI, 'start', '--config', 'examples/todo/sagaway.yaml', '--port', '0'], {
+function startSagaway(env, config = 'examples/todo/sagaway.yaml') {
+  const child = spawn(process.execPath, [CLI, 'start', '--config', config, '--port', '0'], {
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -68,9 +69,51 @@ try {
   await page.waitForSelector('#stream-events li');
   await page.waitForTimeout(300);
   await page.screenshot({ path: join(OUT, 'console-try-stream.png') });
+  await compensatedRun(page);
   console.log(`screenshots written to ${OUT}`);
 } finally {
   await browser.close();
   child.kill('SIGTERM');
   await rm(dir, { recursive: true, force: true });
+}
+
+/** The payment service of the order example, on a free port. */
+function startPayments() {
+  const child = spawn(process.execPath, ['examples/order-saga/payments.mjs', '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((done, fail) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk) => {
+      const m = /listening (http:\/\/\S+)/.exec(chunk);
+      if (m) done({ child, url: m[1] });
+    });
+    child.once('exit', (code) => fail(new Error(`payments.mjs exited with ${code}`)));
+  });
+}
+
+/** An order without an address: shipping fails, the charge is refunded and the stock released. */
+async function compensatedRun(page) {
+  const payments = await startPayments();
+  const shop = await startSagaway({ PAYMENTS_URL: payments.url }, 'examples/order-saga/sagaway.yaml');
+  try {
+    const shopBase = `http://127.0.0.1:${shop.port}`;
+    await page.goto(`${shopBase}/console?saga=place-order`);
+    await page.waitForSelector('body[data-ready="true"]');
+    await page.waitForSelector('#tracing.live');
+    const res = await fetch(`${shopBase}/api/request/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ order: { sku: 'chair', qty: 2 }, payment: { card: '4242-4242-4242-4242', amount: 80 } }),
+    });
+    const id = res.headers.get('x-request-id');
+    await page.waitForSelector(`tr[data-run="${id}"][data-compensation]`);
+    await page.click(`tr[data-run="${id}"]`);
+    await page.click('g[data-node="charge"]');
+    await page.locator('details[data-undo="charge"]').evaluate((d) => (d.open = true));
+    await page.setViewportSize({ width: 1440, height: 1080 });
+    await page.screenshot({ path: join(OUT, 'console-compensated-run.png') });
+  } finally {
+    shop.child.kill('SIGTERM');
+    payments.child.kill('SIGTERM');
+  }
 }

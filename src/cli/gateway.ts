@@ -10,6 +10,7 @@ import { createCluster } from '../systems/index.js';
 import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 import { parsePort, untilStopped } from './port.js';
+import { startedLine } from './started-line.js';
 
 /**
  * `sagaway gateway --config FILE [--port N] [--host H]` (DESIGN §9): the gateway alone. Saga requests go
@@ -68,7 +69,19 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
   clusterMetrics(gateway.metrics.registry, cluster);
   const host = options.host ?? settings.gateway.host;
   const address = await gateway.listen(port, host);
-  log.info({ host, port: address.port, config: file, instance: cluster.directory.instance }, 'sagaway gateway started');
+  const line = startedLine(settings, host, address.port);
+  log.info({ console: line.console }, line.message);
+  log.info(
+    {
+      host,
+      port: address.port,
+      config: file,
+      instance: cluster.directory.instance,
+      console: line.console,
+      apis: line.apis,
+    },
+    'sagaway gateway started',
+  );
 
   await untilStopped((signal) => log.info({ signal }, 'stopping'));
   await gateway.close();

@@ -108,7 +108,8 @@ ${CONFIG}
   --method, -X M      the HTTP method (default GET)
   -d, --data JSON     the body of POST, PUT, PATCH: a JSON object. PATH may hold a query
                       string, the input of GET, DELETE, HEAD: /todos?limit=5
-  --user SUB          run as this authenticated user (@.user.sub, $user.sub); default anonymous
+  --user SUB          run as this authenticated user (@.user.sub, $user.sub); default no
+                      user (ctx.user is null)
   --roles a,b         that user's roles (@.user.roles); needs --user
 
 Exit 0 for SUCCESS and ACK, 1 for FAIL and TIMEOUT, 2 for a configuration or usage error.`,

@@ -8,6 +8,7 @@ import { createCluster } from '../systems/index.js';
 import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 import { parsePort } from './port.js';
+import { startedLine } from './started-line.js';
 import { traceMasker } from '../gateway/console/mask.js';
 
 /**
@@ -45,8 +46,17 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
   if (host.cluster) clusterMetrics(gateway.metrics.registry, host.cluster);
   const listenHost = options.host ?? settings.gateway.host;
   const address = await gateway.listen(port, listenHost);
+  const line = startedLine(settings, listenHost, address.port);
+  log.info({ console: line.console }, line.message);
   log.info(
-    { host: listenHost, port: address.port, config: file, runners: [...host.runners.keys()] },
+    {
+      host: listenHost,
+      port: address.port,
+      config: file,
+      runners: [...host.runners.keys()],
+      console: line.console,
+      apis: line.apis,
+    },
     'sagaway started',
   );
 

@@ -45,7 +45,7 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   const parsed = await readSource(abs, display(abs), sources, issues);
   if (!parsed) throw fail();
   const value = envSubstituted(parsed.value, abs, env, report);
-  issues.push(...validateConfig(value, parsed.source));
+  issues.push(...notRepeated(validateConfig(value, parsed.source), issues));
   if (issues.some((i) => i.severity === 'error')) throw fail();
   const raw = value as RawConfig;
 
@@ -108,6 +108,15 @@ async function readSource(
   return { source, value: value ?? {} };
 }
 
+/**
+ * The schema's issues, less those at a place that already has one: an unset `${env:…}` leaves an
+ * empty value there, which the schema would report again in its own words (one line per error).
+ */
+function notRepeated(found: ConfigIssue[], before: readonly ConfigIssue[]): ConfigIssue[] {
+  const taken = new Set(before.map((i) => `${i.file}\0${i.path}`));
+  return found.filter((i) => !taken.has(`${i.file}\0${i.path}`));
+}
+
 function envSubstituted(value: unknown, file: string, env: NodeJS.ProcessEnv, report: Report): unknown {
   const { value: out, problems } = substituteEnv(value, env);
   for (const p of problems) report(file, p.at, `environment variable ${p.name} is not set and has no default`);
@@ -126,7 +135,7 @@ async function loadSagaFile(
   if (!parsed) return [];
   const value = envSubstituted(parsed.value, abs, env, report);
   const problems = validateSagaFile(value, parsed.source);
-  issues.push(...problems);
+  issues.push(...notRepeated(problems, issues));
   if (problems.length > 0) return [];
   const sagas = Array.isArray(value) ? (value as RawSaga[]) : [value as RawSaga];
   return sagas.map((saga, i) => ({ ...saga, source: { file: abs, at: Array.isArray(value) ? [i] : [] } }));

@@ -24,6 +24,33 @@ export interface StepRecord {
   error?: ErrorInfo;
   /** the payload after the step: JSON, sensitive keys masked, cut at the snapshot size */
   payload?: string;
+  /** each try of a step tried more than once (its `retry`), in order */
+  attempts?: TryRecord[];
+}
+
+/** One try of a retried event step or undo. */
+export interface TryRecord {
+  /** from 1 */
+  attempt: number;
+  /** `SUCCESS`, `ACK`, `FAIL` or `TIMEOUT` */
+  status: string;
+  ms: number;
+  /** the error code of a failed try */
+  code?: string;
+}
+
+/** One compensation (undo event) of a failed run, in the order they ran (reverse of registration). */
+export interface UndoRecord {
+  /** the step it undoes */
+  step: string;
+  /** its idempotency key (`<runId>:<step>:undo`) */
+  key: string;
+  /** `SUCCESS`, `ACK`, `FAIL` or `TIMEOUT`, after its own retries */
+  status: string;
+  ms: number;
+  error?: ErrorInfo;
+  /** each try, when it was tried more than once */
+  attempts?: TryRecord[];
 }
 
 /** A finished run, as the console shows it. */
@@ -44,10 +71,21 @@ export interface RunRecord {
   /** steps left out (a run longer than MAX_TRACED_STEPS) */
   droppedSteps?: number;
   error?: ErrorInfo;
+  /** the compensations a failed run ran (absent: none registered) */
+  undos?: UndoRecord[];
+  /** how its compensations ended: all undone, or some failed */
+  compensation?: 'COMPLETED' | 'PARTIAL';
 }
 
-/** Called by the engine after each step of a traced run. */
-export type StepTracer = (record: Omit<StepRecord, 'payload'>, payload: Payload) => void;
+/**
+ * Called by the engine after each step of a traced run. Its two members, when set, are told
+ * about each try of a retried step (kept for that step's record, which follows) and each undo.
+ */
+export interface StepTracer {
+  (record: Omit<StepRecord, 'payload' | 'attempts'>, payload: Payload): void;
+  tried?: (step: string, attempt: TryRecord) => void;
+  undone?: (record: UndoRecord) => void;
+}
 
 /** The trace of one run in progress. */
 export interface RunTracer {
@@ -156,12 +194,26 @@ export class TraceBus implements TraceSource {
     let dropped = 0;
     const bytes = this.snapshotBytes;
     const masker = this.masker;
+    // Tries of the step in progress (reported before its record), and the undos of the unwind.
+    let tries: { step: string; list: TryRecord[] } | undefined;
+    const undos: UndoRecord[] = [];
+    const step: StepTracer = (record, payload) => {
+      const attempts = tries?.step === record.step && tries.list.length > 1 ? tries.list : undefined;
+      tries = undefined;
+      if (steps.length >= MAX_TRACED_STEPS) dropped++;
+      else steps.push({ ...record, payload: snapshotOf(payload, bytes, masker), ...(attempts ? { attempts } : {}) });
+    };
+    step.tried = (id, attempt) => {
+      if (tries?.step !== id) tries = { step: id, list: [] };
+      if (tries.list.length < MAX_TRACED_STEPS) tries.list.push(attempt);
+    };
+    step.undone = (record) => {
+      if (undos.length < MAX_TRACED_STEPS) undos.push(record);
+    };
     return {
-      step: (record, payload) => {
-        if (steps.length >= MAX_TRACED_STEPS) dropped++;
-        else steps.push({ ...record, payload: snapshotOf(payload, bytes, masker) });
-      },
+      step,
       end: (result) => {
+        const compensation = result.error?.compensation;
         const run: RunRecord = {
           ...start,
           ...(result.runId !== undefined ? { runId: result.runId } : {}),
@@ -172,6 +224,8 @@ export class TraceBus implements TraceSource {
           steps,
           ...(dropped > 0 ? { droppedSteps: dropped } : {}),
           ...(result.error ? { error: result.error } : {}),
+          ...(undos.length > 0 ? { undos } : {}),
+          ...(compensation ? { compensation } : {}),
         };
         this.emit(run);
       },

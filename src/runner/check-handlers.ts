@@ -4,6 +4,8 @@ import { SagawayError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import type { HandlerEnv, HandlerFactory } from '../handlers/api.js';
 import { eventMetasOf } from '../saga/graph.js';
+import { suggestion } from '../core/suggest.js';
+import { domainProblem } from './check-domains.js';
 import { HandlerRegistry, importHandlerModule, isModuleEntry } from './executor/registry.js';
 
 /**
@@ -43,24 +45,29 @@ export async function checkHandlers(
         for (const { meta, at } of eventMetasOf(step)) {
           if ((meta.stream ?? 'local') !== 'local') continue;
           if (meta.handler === undefined || Object.hasOwn(runner.actions, meta.action)) continue;
+          const where = [...saga.source.at, 'steps', i, ...at];
           if (!registry.has(meta.handler)) {
+            const loaded = Object.keys(registry.describe());
             report(
               saga.source.file,
-              [...saga.source.at, 'steps', i, ...at, 'handler'],
-              `handler "${meta.handler}" is not loaded by runner "${runner.name}"`,
+              [...where, 'handler'],
+              `handler "${meta.handler}" is not loaded by runner "${runner.name}"${suggestion(meta.handler, loaded, 'loaded handlers')}`,
             );
             continue;
           }
           try {
             registry.resolve(meta.handler, meta.action, meta.version);
           } catch (e) {
-            const field = (e as SagawayError).code === 'ACTION_VERSION_UNSUPPORTED' ? 'version' : 'action';
-            report(
-              saga.source.file,
-              [...saga.source.at, 'steps', i, ...at, field],
-              `${(e as Error).message} (${(e as SagawayError).code})`,
-            );
+            const code = (e as SagawayError).code;
+            const field = code === 'ACTION_VERSION_UNSUPPORTED' ? 'version' : 'action';
+            const actions = Object.keys(registry.describe()[meta.handler] ?? {});
+            const choices = code === 'ACTION_NOT_FOUND' ? suggestion(meta.action, actions, 'actions') : '';
+            report(saga.source.file, [...where, field], `${(e as Error).message}${choices} (${code})`);
+            continue;
           }
+          // A built-in loaded by its name (a module's handler of the same name is its own business).
+          const problem = runner.handlers.includes(meta.handler) && domainProblem(settings, meta.handler, meta);
+          if (problem) report(saga.source.file, [...where, 'domain'], `${problem} (DOMAIN_NOT_FOUND)`);
         }
       });
     }

@@ -17,7 +17,7 @@ import {
   type TransformStep,
 } from './graph.js';
 import { selectLink } from './links.js';
-import { traceStep } from './trace-step.js';
+import { traceStep, traceTries } from './trace-step.js';
 import { responseOf, writeEventOutput, writeOutput, writeParsedOutput } from './payload.js';
 import { realClock } from './retry.js';
 import { sendWithRetry } from './send.js';
@@ -134,7 +134,7 @@ async function unwindSafely(
   at: UnwindState,
 ): Promise<SagaResult> {
   try {
-    return await unwind(deps, run.saga, runId, context, result, at, run.unwindJournal, run.lineage);
+    return await unwind(deps, run.saga, runId, context, result, at, run.unwindJournal, run.lineage, run.trace);
   } catch (err) {
     deps.log.error({ err: toErrorInfo(err), saga: run.saga.id, runId }, 'compensations stopped: journal write failed');
     return result;
@@ -295,6 +295,7 @@ async function eventStep(scope: RunScope, step: EventStep, state: RunState): Pro
       context: state.context,
       lineage: run.lineage,
       deadline: run.deadline,
+      onTry: step.retry && traceTries(run.trace, step.id),
     },
     step.retry,
     cancel,

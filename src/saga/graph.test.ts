@@ -30,7 +30,7 @@ test('unknown ids, duplicate ids, missing start', () => {
       { id: 'ok', type: 'success' },
     ],
   });
-  assert.deepEqual(e, ['steps.0.links.0.to: unknown step "nope"'], 'no follow-on reachability noise');
+  assert.deepEqual(e, ['steps.0.links.0.to: unknown step "nope"; steps: ok, start'], 'no follow-on reachability noise');
   const unreachable = errors({
     id: 's',
     path: '/',

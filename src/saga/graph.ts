@@ -1,3 +1,4 @@
+import { suggestion } from '../core/suggest.js';
 import type { RawEventMeta, RawRetry, RawSaga, RawStep } from './schema.js';
 import { SagawayError } from '../core/errors.js';
 import { parsePathCached } from '../core/path.js';
@@ -174,7 +175,11 @@ export function checkSaga(saga: RawSaga, expressions: Map<RawStep, Expression>):
   saga.steps.forEach((step, i) => {
     const links = step.links ?? [];
     links.forEach((link, j) => {
-      if (!index.has(link.to)) err(['steps', i, 'links', j, 'to'], `unknown step "${link.to}"`);
+      if (!index.has(link.to))
+        err(
+          ['steps', i, 'links', j, 'to'],
+          `unknown step "${link.to}"${suggestion(link.to, [...index.keys()], 'steps')}`,
+        );
     });
     if (TERMINAL.has(step.type) && links.length > 0)
       warn(['steps', i, 'links'], `a ${step.type} step ends the saga; its links are never taken`);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Cancel, type Cancellable } from '../core/cancel.js';
 import type { Lineage } from '../core/lineage.js';
 import type { EventMessage, EventReply } from '../core/messages.js';
+import { round, type TryRecord } from '../core/trace.js';
 import type { EventStatus, Payload, RequestContext } from '../core/types.js';
 import type { EngineDeps } from './deps.js';
 import type { CompiledEventMeta, RetryPlan } from './graph.js';
@@ -23,6 +24,8 @@ export interface Send {
   lineage?: Lineage | undefined;
   /** no try starts, and no reply is awaited, after this (epoch ms) */
   deadline: number;
+  /** told about each try of a retried event (a traced run: the console shows every attempt) */
+  onTry?: ((attempt: TryRecord) => void) | undefined;
 }
 
 /**
@@ -39,7 +42,7 @@ export function sendWithRetry(
   cancel: Cancellable,
 ): Promise<EventReply> {
   // One try and nobody counting: no extra promise on the common path.
-  if (!retry && !deps.observer?.tried) return sendEvent(deps, send, cancel);
+  if (!retry && !deps.observer?.tried && !send.onTry) return sendEvent(deps, send, cancel);
   return tries(deps, send, retry, cancel);
 }
 
@@ -52,9 +55,11 @@ async function tries(
   const clock = deps.clock ?? realClock;
   const attempts = retry?.attempts ?? 1;
   for (let attempt = 1; ; attempt++) {
+    const began = send.onTry ? performance.now() : 0;
     const reply = await sendEvent(deps, send, cancel);
     if (cancel.aborted) return reply;
     deps.observer?.tried?.(send.saga, send.step, reply.status, attempt);
+    if (send.onTry) send.onTry(tryRecord(attempt, reply, began));
     if (!retry || attempt >= attempts || !isRetried(retry, reply)) return reply;
     const delay = backoffDelay(retry, attempt, clock.random);
     const log = { saga: send.saga, runId: send.runId, step: send.step, attempt, status: reply.status };
@@ -66,6 +71,17 @@ async function tries(
     await clock.sleep(delay, cancel);
     if (cancel.aborted) return reply;
   }
+}
+
+/** A try as a traced run shows it. */
+function tryRecord(attempt: number, reply: EventReply, began: number): TryRecord {
+  const ok = reply.status === 'SUCCESS' || reply.status === 'ACK';
+  return {
+    attempt,
+    status: reply.status,
+    ms: round(performance.now() - began),
+    ...(ok ? {} : { code: replyCode(reply) }),
+  };
 }
 
 const EVENT_TIMED_OUT = Symbol('event timeout');

@@ -1,5 +1,5 @@
 import type { ErrorInfo } from '../core/errors.js';
-import { round, type StepTracer } from '../core/trace.js';
+import { round, type StepTracer, type TryRecord } from '../core/trace.js';
 import type { Payload } from '../core/types.js';
 import type { CompiledStep } from './graph.js';
 
@@ -33,4 +33,10 @@ export function traceStep(tracer: StepTracer, step: CompiledStep, result: StepEn
     },
     payload,
   );
+}
+
+/** Where a traced run's retried step reports each try (undefined: untraced, nothing to do). */
+export function traceTries(tracer: StepTracer | undefined, step: string): ((t: TryRecord) => void) | undefined {
+  const tried = tracer?.tried;
+  return tried && ((t) => tried(step, t));
 }

@@ -1,6 +1,7 @@
 import { Cancel } from '../core/cancel.js';
 import type { ErrorInfo } from '../core/errors.js';
 import type { Lineage } from '../core/lineage.js';
+import { round, type StepTracer, type TryRecord, type UndoRecord } from '../core/trace.js';
 import type { EventStatus, Payload, RequestContext, SagaResult } from '../core/types.js';
 import type { EngineDeps } from './deps.js';
 import type { CompiledSaga } from './graph.js';
@@ -85,6 +86,7 @@ export async function unwind(
   at: UnwindState,
   journal: UnwindJournal | undefined,
   lineage?: Lineage,
+  trace?: StepTracer,
 ): Promise<SagaResult> {
   const { undo, done } = at;
   if (undo.length === 0 || !result.error) return result;
@@ -100,7 +102,7 @@ export async function unwind(
       const reg = undo[i] as Registration;
       let status = done[i] ?? undefined;
       if (status === undefined) {
-        status = await undoOne(deps, saga, runId, reg, undoContext, deadline, cancel, lineage);
+        status = await undoOne(deps, saga, runId, reg, undoContext, deadline, cancel, lineage, trace?.undone);
         if (journal) await journal.undone(i, status);
       }
       if (status !== 'SUCCESS' && status !== 'ACK') partial = true;
@@ -125,6 +127,7 @@ async function undoOne(
   deadline: number,
   cancel: Cancel,
   lineage: Lineage | undefined,
+  traced: ((undo: UndoRecord) => void) | undefined,
 ): Promise<EventStatus> {
   const step = saga.steps.get(reg.step);
   if (step?.type !== 'event' || !step.compensate) {
@@ -132,6 +135,8 @@ async function undoOne(
     deps.log.error({ saga: saga.id, runId, step: reg.step }, 'compensation not run: the step has none any more');
     return 'FAIL';
   }
+  const began = traced ? performance.now() : 0;
+  const attempts: TryRecord[] = [];
   const reply = await sendWithRetry(
     deps,
     {
@@ -145,12 +150,25 @@ async function undoOne(
       context,
       lineage,
       deadline,
+      onTry: traced && step.compensate.retry ? (t) => attempts.push(t) : undefined,
     },
     step.compensate.retry,
     cancel,
   );
   const status: EventStatus = cancel.aborted ? 'TIMEOUT' : reply.status;
   deps.observer?.undone?.(saga.id, reg.step, status);
+  if (traced) {
+    const error = status === 'SUCCESS' || status === 'ACK' ? undefined : reply.error;
+    const ms = round(performance.now() - began);
+    traced({
+      step: reg.step,
+      key: reg.key,
+      status,
+      ms,
+      ...(error ? { error } : {}),
+      ...(attempts.length > 1 ? { attempts } : {}),
+    });
+  }
   const log = { saga: saga.id, runId, step: reg.step, key: reg.key, status };
   if (status === 'SUCCESS' || status === 'ACK') deps.log.info(log, 'compensation done');
   else

@@ -112,5 +112,13 @@ describe('docs/first-saga.md, followed as written', () => {
     assert.match(pkg.dependencies['sagaway']!, /^file:.*sagaway-[\d.]+\.tgz$/);
     assert.ok(existsSync(join(project, 'node_modules', 'sagaway', 'dist', 'src', 'index.js')));
     assert.ok(!existsSync(join(project, 'node_modules', 'sagaway', 'src')), 'only the packed files');
+    // npm 11.16+ reviews install scripts: the project's allowScripts covers every one it has.
+    const scripts = spawnSync('npm', ['install-scripts', 'ls'], { cwd: project, encoding: 'utf8', env: session.env });
+    if (scripts.status === 0 && !/Unknown command/i.test(scripts.stdout + scripts.stderr)) {
+      assert.match(scripts.stdout, /No packages with unreviewed install scripts/, scripts.stdout + scripts.stderr);
+    } else
+      t.diagnostic(
+        `npm ${spawnSync('npm', ['--version'], { encoding: 'utf8' }).stdout.trim()} has no install-scripts review`,
+      );
   });
 });

@@ -3,7 +3,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { runBlock, runnableBlocks, sagawayOnPath, type Session } from './runnable.js';
+import { createServer } from 'node:net';
+import { runBlock, runnableBlocks, sagawayOnPath, stopBackground, type Session } from './runnable.js';
 
 /**
  * Every block of docs/ marked `<!-- runnable -->` runs as written (test/docs/runnable.ts says
@@ -16,6 +17,18 @@ function markdownFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
     d.isDirectory() ? markdownFiles(join(dir, d.name)) : d.name.endsWith('.md') ? [join(dir, d.name)] : [],
   );
+}
+
+/** A free port for a document's background server (`PORT`; `localhost:8080` in its blocks). */
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => done(port));
+    });
+  });
 }
 
 const data = mkdtempSync(join(tmpdir(), 'sagaway-docs-data-'));
@@ -39,6 +52,7 @@ describe('runnable blocks of docs/', () => {
     test(`${file}: ${mine.length} block(s)`, async () => {
       // A folder of its own (for `file` blocks) that sees the checkout's examples and fixtures.
       const cwd = mkdtempSync(join(data, 'doc-'));
+      const port = await freePort();
       for (const shared of ['examples', 'test', 'schema']) symlinkSync(resolve(shared), join(cwd, shared), 'dir');
       const session: Session = {
         cwd,
@@ -48,6 +62,7 @@ describe('runnable blocks of docs/', () => {
           TODO_DB: join(data, `${file.replace(/\W/g, '_')}-todos.db`),
           TASKS_DB: join(data, `${file.replace(/\W/g, '_')}-tasks.db`),
           LOG_LEVEL: 'warn',
+          PORT: String(port),
           // What the documented configurations read with ${env:...} (validate connects to nothing).
           DATABASE_URL: 'postgres://127.0.0.1:5432/test',
           JWT_SECRET: 'a-secret-for-the-docs-test-of-32-bytes-or-more',
@@ -55,8 +70,13 @@ describe('runnable blocks of docs/', () => {
         },
         timeoutMs: 60_000,
         checkoutSagaway: true,
+        port,
       };
-      for (const block of mine) await runBlock(block, session);
+      try {
+        for (const block of mine) await runBlock(block, session);
+      } finally {
+        await stopBackground(session);
+      }
       assert.equal(session.cwd, cwd, 'a docs block ends where it started');
     });
   }

@@ -193,6 +193,17 @@ curl -N localhost:8080/api/stream/notes/feed     # every note, then new ones as 
 | \`test/app.test.mjs\` | runs the sagas in process with sagaway's test kit |
 
 Data is kept in \`data/notes.db\` (ignored by git).
+
+## npm and install scripts
+
+npm 11.16 and later list, after \`npm install\`, the dependencies whose install scripts nobody
+has reviewed (\`npm warn install-scripts …\`), and a later npm will not run them. This
+project's \`package.json\` answers for the two it has, in \`allowScripts\`: \`better-sqlite3\`
+may run its install script (it fetches or builds the SQLite addon that the \`sqlite\` state uses
+on Node 20), and sagaway's own \`prepare\` is not needed (it builds sagaway from a source
+checkout; the package you install is built). Older npm ignores the field.
+\`npm install-scripts ls\` shows what is covered; a dependency you add with an install script
+shows up there until you approve or deny it.
 `;
 }
 
@@ -210,6 +221,9 @@ function packageJson(p: ProjectInfo): string {
     },
     dependencies: { sagaway: p.sagaway },
     engines: { node: '>=20.18.1' },
+    // npm 11.16+ lists install scripts nobody reviewed (a later npm blocks them): the SQLite
+    // addon's is needed; sagaway's own `prepare` only builds a source checkout (README.md).
+    allowScripts: { 'better-sqlite3': true, sagaway: false },
   };
   return `${JSON.stringify(pkg, null, 2)}\n`;
 }

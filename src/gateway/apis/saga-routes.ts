@@ -1,5 +1,5 @@
 import type { RunnerSettings } from '../../config/settings.js';
-import { roleRefusal } from '../../core/roles.js';
+import { roleRefusal, roleRefusalDetail } from '../../core/roles.js';
 import type { Principal } from '../../core/types.js';
 import { RouteTable, type Routable } from '../../saga/routes.js';
 
@@ -17,7 +17,9 @@ interface SagaRoute extends Routable {
 
 /** Why no saga would serve a request. */
 export type SagaRefusal =
-  { code: 'NOT_FOUND' | 'UNAUTHORIZED' | 'FORBIDDEN' } | { code: 'METHOD_NOT_ALLOWED'; allow: string };
+  | { code: 'NOT_FOUND' }
+  | { code: 'UNAUTHORIZED' | 'FORBIDDEN'; detail: string }
+  | { code: 'METHOD_NOT_ALLOWED'; allow: string };
 
 /** Route tables of the configured runners. */
 export class SagaRoutes {
@@ -38,6 +40,6 @@ export class SagaRoutes {
     if (match.kind === 'not-found') return { code: 'NOT_FOUND' };
     if (match.kind === 'method-not-allowed') return { code: 'METHOD_NOT_ALLOWED', allow: match.allow.join(', ') };
     const refused = roleRefusal(match.saga.roles, principal);
-    return refused && { code: refused };
+    return refused && { code: refused, detail: roleRefusalDetail(refused, match.saga.roles) };
   }
 }

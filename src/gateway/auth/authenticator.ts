@@ -11,7 +11,7 @@ import { createJwtVerifier, type JwtVerifier } from './jwt.js';
 
 /**
  * Authentication and the gateway's authorisation (DESIGN §3 gateway.auth). A non-public API needs
- * a valid credential (401 UNAUTHORIZED otherwise, never saying why) and, when it lists `roles`,
+ * a valid credential (401 UNAUTHORIZED otherwise, saying which forms are accepted: refusal-detail.ts) and, when it lists `roles`,
  * at least one of them (403 FORBIDDEN). A credential that is presented must be valid even on a
  * public API: a client with a broken token learns it at once instead of silently becoming
  * anonymous. Saga `roles` are checked by the runner.
@@ -26,7 +26,10 @@ export const ANONYMOUS: Principal = Object.freeze({
 });
 
 /** Outcome of the gateway's checks for one API. */
-export type AuthDecision = { ok: true; principal: Principal } | { ok: false; code: 'UNAUTHORIZED' | 'FORBIDDEN' };
+export type AuthDecision =
+  | { ok: true; principal: Principal }
+  /** `roles`: the roles that would do, for a FORBIDDEN's detail (auth/refusal-detail.ts) */
+  | { ok: false; code: 'UNAUTHORIZED' | 'FORBIDDEN'; roles?: readonly string[] };
 
 const UNAUTHORIZED: AuthDecision = Object.freeze({ ok: false, code: 'UNAUTHORIZED' });
 
@@ -127,6 +130,6 @@ export class Authenticator {
   /** The role check alone (the principal is already authenticated). */
   authorize(api: CompiledApi, principal: Principal): AuthDecision {
     const refused = api.settings.public ? undefined : roleRefusal(api.settings.roles, principal);
-    return refused ? { ok: false, code: refused } : { ok: true, principal };
+    return refused ? { ok: false, code: refused, roles: api.settings.roles } : { ok: true, principal };
   }
 }

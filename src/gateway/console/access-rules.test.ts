@@ -75,7 +75,7 @@ test('Host: over 255 characters refused; an unclosed bracket is no loopback name
 function context(answer: AuthDecision | Promise<AuthDecision>, trustProxy = false) {
   const asked: unknown[][] = [];
   const ctx = {
-    settings: { trustProxy, auth: { cookie: 'sagaway_token' } },
+    settings: { trustProxy, auth: { cookie: 'sagaway_token', apiKeys: [] } },
     auth: {
       decide: (...args: unknown[]) => {
         asked.push(args);
@@ -182,13 +182,15 @@ test('roles: 401 with a Bearer challenge, 403 without one, and a failed decision
   assert.equal(unauthorized.status, 401);
   assert.equal(unauthorized.body?.['code'], 'UNAUTHORIZED');
   assert.equal(unauthorized.type, 'application/problem+json');
+  assert.match(String(unauthorized.body?.['detail']), /^authentication required; accepted: /);
   assert.deepEqual(unauthorized.headers, { 'www-authenticate': 'Bearer realm="sagaway"' });
   const forbidden = (await guard(
-    context(Promise.resolve({ ok: false, code: 'FORBIDDEN' } as AuthDecision)).ctx,
+    context(Promise.resolve({ ok: false, code: 'FORBIDDEN', roles: ['ops'] } as AuthDecision)).ctx,
     s,
     req(),
   )) as Sent;
   assert.equal(forbidden.status, 403);
+  assert.equal(forbidden.body?.['detail'], 'a required role is missing: this needs the role ops');
   assert.deepEqual(forbidden.headers, {});
   const boom = new Error('jwks down');
   const failed = await guard(context(Promise.reject(boom)).ctx, s, req());

@@ -4,6 +4,7 @@ import type { ConsoleSettings } from '../../config/settings.js';
 import type { CompiledApi } from '../apis/api-map.js';
 import type { AuthDecision } from '../auth/authenticator.js';
 import { extractCredential } from '../auth/credentials.js';
+import { refusalDetail } from '../auth/refusal-detail.js';
 import type { GatewayContext } from '../context.js';
 import { problemFor, sendProblem } from '../http/helpers/problem.js';
 
@@ -96,7 +97,11 @@ export function consoleGuard(ctx: GatewayContext, settings: ConsoleSettings): on
       else
         sendProblem(
           reply,
-          problemFor(decision.code, request.id),
+          problemFor(
+            decision.code,
+            request.id,
+            refusalDetail(ctx.settings.auth, decision, request.headers, credential),
+          ),
           decision.code === 'UNAUTHORIZED' ? { 'www-authenticate': 'Bearer realm="sagaway"' } : undefined,
         );
     };

@@ -15,6 +15,12 @@ export interface GraphNode {
   description?: string;
   stroke: string;
   fill: string;
+  /** an event step with a `compensate` (undone when the run fails after it) */
+  undoable?: true;
+  /** an event step that is a pivot (past it the saga only goes forward) */
+  pivot?: true;
+  /** an event step with a `retry` of more than one try */
+  retried?: true;
   /** centre and size */
   x: number;
   y: number;
@@ -105,6 +111,9 @@ export function layoutSaga(saga: CompiledSaga): SagaGraph {
       ...(step.raw.description !== undefined ? { description: step.raw.description } : {}),
       stroke: colour(step.raw.stroke, defaults.stroke),
       fill: colour(step.raw.fill, defaults.fill),
+      ...(step.type === 'event' && step.compensate ? { undoable: true as const } : {}),
+      ...(step.type === 'event' && step.pivot ? { pivot: true as const } : {}),
+      ...(step.type === 'event' && step.retry && step.retry.attempts > 1 ? { retried: true as const } : {}),
       x: n.x,
       y: n.y,
       width: n.width,

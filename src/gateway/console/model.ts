@@ -112,6 +112,10 @@ function stepSettings(settings: Settings, runner: string, saga: CompiledSaga, st
       return {
         ...common,
         eventMeta: masked(raw.eventMeta, maskerOf(settings)),
+        ...(raw.retry !== undefined ? { retry: raw.retry } : {}),
+        // The undo as written (its eventMeta masked like the step's), and the pivot that ends undoing.
+        ...(typeof raw.compensate === 'object' ? { compensate: masked(raw.compensate, maskerOf(settings)) } : {}),
+        ...(raw.pivot === true ? { pivot: true } : {}),
         effective: effectiveFor(settings, runner, step.meta.raw),
       };
     case 'transform':
@@ -125,7 +129,11 @@ function stepSettings(settings: Settings, runner: string, saga: CompiledSaga, st
     case 'success':
       return { ...common, http: step.http, ...(raw.outputElement ? { outputElement: raw.outputElement } : {}) };
     case 'fail':
-      return { ...common, ...(step.error ? { error: step.error } : {}) };
+      return {
+        ...common,
+        ...(step.error ? { error: step.error } : {}),
+        ...(step.compensate ? {} : { compensate: false }),
+      };
     default:
       return common;
   }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
 import type { ConsoleSettings, Settings } from '../../config/settings.js';
@@ -47,14 +47,28 @@ interface Asset {
   body: string;
 }
 
+/** Content types of the files the console folder may hold. */
+const TYPES: Readonly<Record<string, string>> = {
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  svg: 'image/svg+xml',
+};
+
+/**
+ * The page (at the console's path) and every script, style and icon of the folder at
+ * `<path>/<file>`: the page's script is split into modules, each one more file here.
+ */
 function loadAssets(base: string): Record<string, Asset> {
   const dir = assetsFolder();
   const read = (name: string) => readFileSync(dir + name, 'utf8');
-  return {
+  const assets: Record<string, Asset> = {
     '': { type: 'text/html; charset=utf-8', body: read('index.html').replaceAll('{{BASE}}', base) },
-    '/console.js': { type: 'text/javascript; charset=utf-8', body: read('console.js') },
-    '/console.css': { type: 'text/css; charset=utf-8', body: read('console.css') },
   };
+  for (const name of readdirSync(dir).sort()) {
+    const type = TYPES[name.slice(name.lastIndexOf('.') + 1)];
+    if (type !== undefined) assets['/' + name] = { type, body: read(name) };
+  }
+  return assets;
 }
 
 /** What the console is built from. */
@@ -96,8 +110,11 @@ export function registerConsole(app: FastifyInstance, ctx: GatewayContext, optio
     }
   });
   // `npm start`, then http://localhost:8080: the console, not a JSON 404 (unless static files own `/`).
+  // The same for the icon browsers ask every site for: the console's own, not a 404.
   if (ctx.settings.static === undefined) {
     route('/', (_req, reply) => reply.redirect(base, 302));
+    const icon = assets['/favicon.svg'];
+    if (icon) route('/favicon.ico', (_req, reply) => reply.headers(PAGE_HEADERS).type(icon.type).send(icon.body));
   }
   return feed;
 }

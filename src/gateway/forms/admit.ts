@@ -4,6 +4,7 @@ import { ApiMap, type CompiledApi } from '../apis/api-map.js';
 import { parseSagaPath, FORM_PREFIX, type Form, type SagaPath } from '../apis/saga-path.js';
 import type { AuthDecision } from '../auth/authenticator.js';
 import { extractCredential, type Credential } from '../auth/credentials.js';
+import { refusalDetail } from '../auth/refusal-detail.js';
 import type { GatewayContext } from '../context.js';
 import { problemFor, sendProblem } from '../http/helpers/problem.js';
 
@@ -62,7 +63,8 @@ export function admitter(ctx: GatewayContext, form: Form, onUnauthorized?: OnUna
     const finish = (decision: AuthDecision): void => {
       if (!decision.ok) {
         const headers = decision.code === 'UNAUTHORIZED' ? WWW_AUTHENTICATE : undefined;
-        const send = (): void => void sendProblem(reply, problemFor(decision.code, request.id), headers);
+        const detail = refusalDetail(ctx.settings.auth, decision, request.headers, credential);
+        const send = (): void => void sendProblem(reply, problemFor(decision.code, request.id, detail), headers);
         if (decision.code === 'UNAUTHORIZED' && onUnauthorized) onUnauthorized(request, reply, api, send);
         else send();
         return;

@@ -75,7 +75,11 @@ export function streamHandler(ctx: GatewayContext, sagas: SagaRoutes, inputs?: I
           : refused.code === 'UNAUTHORIZED'
             ? { 'www-authenticate': 'Bearer realm="sagaway"' }
             : undefined;
-      return sendProblem(reply, problemFor(refused.code, request.id), headers);
+      return sendProblem(
+        reply,
+        problemFor(refused.code, request.id, 'detail' in refused ? refused.detail : undefined),
+        headers,
+      );
     }
     // HEAD cannot carry events: answer the headers a stream would have, run nothing.
     if (request.method === 'HEAD') return reply.code(200).headers(SSE_HEADERS).send();

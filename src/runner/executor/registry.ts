@@ -79,6 +79,10 @@ export function isModuleEntry(entry: string): boolean {
 function loadFailure(e: unknown): string {
   const err = e as { code?: unknown; message?: unknown };
   const first = String(err?.message ?? e).split('\n')[0]!;
+  // A .ts module on a Node that cannot strip types (20, 22 before 22.18): say what to do instead.
+  if (err?.code === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.[cm]?ts"?$|\.[cm]?ts /.test(first)) {
+    return `${first}. This Node (${process.version}) cannot load TypeScript: compile the handler with tsc and name the .js file, or use Node 22.18 or later (docs/handler-api.md, "Handlers in TypeScript")`;
+  }
   const pkg = err?.code === 'ERR_MODULE_NOT_FOUND' ? /Cannot find package '([^']{1,214})'/.exec(first)?.[1] : undefined;
   if (pkg === undefined) return first;
   return `it imports the package "${pkg}", which is not installed: run \`npm install\` in the project's folder (the one with its package.json)${pkg === 'sagaway' ? ', which has sagaway as a dependency' : ''}`;

@@ -131,7 +131,7 @@ function protect(
   const serving = group.filter((a) => methods.some((m) => allowsMethod(a, m)));
   for (const api of serving.length > 0 ? serving : group) {
     if (api.public) continue;
-    const denied = refusal(!user || user.anonymous ? 'UNAUTHORIZED' : roleRefusal(api.roles, user));
+    const denied = refusal(!user || user.anonymous ? 'UNAUTHORIZED' : roleRefusal(api.roles, user), api.roles);
     if (denied) return denied;
   }
   return undefined;

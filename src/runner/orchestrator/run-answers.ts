@@ -1,5 +1,5 @@
 import { SagawayError, toErrorInfo } from '../../core/errors.js';
-import { roleRefusal } from '../../core/roles.js';
+import { roleRefusal, roleRefusalDetail } from '../../core/roles.js';
 import type { Principal, SagaResult } from '../../core/types.js';
 import type { CompiledSaga } from '../../saga/graph.js';
 
@@ -11,13 +11,16 @@ import type { CompiledSaga } from '../../saga/graph.js';
 
 /** A saga's roles against the caller (gateway requests and saga.StartSaga alike): 401, 403 or undefined. */
 export function authorize(saga: CompiledSaga, user: Principal | null): SagaResult | undefined {
-  return refusal(roleRefusal(saga.roles, user));
+  return refusal(roleRefusal(saga.roles, user), saga.roles);
 }
 
-/** The answer to a refused caller (undefined: not refused). */
-export function refusal(code: 'UNAUTHORIZED' | 'FORBIDDEN' | undefined): SagaResult | undefined {
+/** The answer to a refused caller (undefined: not refused), naming the roles that would do. */
+export function refusal(
+  code: 'UNAUTHORIZED' | 'FORBIDDEN' | undefined,
+  roles: readonly string[],
+): SagaResult | undefined {
   if (code === undefined) return undefined;
-  return reject(code, code === 'UNAUTHORIZED' ? 'authentication required' : 'a required role is missing');
+  return reject(code, roles.length > 0 ? roleRefusalDetail(code, roles) : 'authentication required');
 }
 
 /**
