@@ -1,7 +1,7 @@
 // Try it (docs/console.md): one request to the one-shot form, or the stream form read with fetch
 // (so that an Authorization header can be sent; EventSource cannot). The body starts as a real,
-// editable example: the input of the saga's latest run seen here, else one made from the saga's
-// `inputSchema` when it has one, else `{}`.
+// editable example: the first of the saga's `inputSchema` examples (the model's `example`: a
+// documented, valid input), else the input of the saga's latest run seen here, else `{}`.
 
 import { $, el, pretty, state } from './page.js';
 
@@ -57,10 +57,11 @@ export function fillExample(saga, force = false) {
     body.dataset.source = 'none';
     return;
   }
-  const recent = fromRecentRun(saga);
-  const example = recent ?? (saga.inputSchema ? fromSchema(saga.inputSchema) : {});
-  body.value = JSON.stringify(example ?? {}, null, 2);
-  body.dataset.source = recent ? 'run' : saga.inputSchema ? 'schema' : 'empty';
+  const documented = saga.example !== undefined ? saga.example : undefined;
+  const recent = documented === undefined ? fromRecentRun(saga) : undefined;
+  const example = documented ?? recent ?? {};
+  body.value = JSON.stringify(example, null, 2);
+  body.dataset.source = documented !== undefined ? 'schema' : recent ? 'run' : 'empty';
   body.dataset.edited = 'false';
 }
 
