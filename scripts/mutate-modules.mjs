@@ -46,6 +46,7 @@ export const MODULES = {
     tests: t(
       'src/states/request-keys/store.test.ts',
       'src/gateway/request/idempotency-key.test.ts',
+      'src/gateway/request/idempotency-key-rules.test.ts',
       'test/gateway/idempotency.test.ts',
       'test/gateway/idempotency-status.test.ts',
     ),

@@ -470,3 +470,21 @@ test('an empty batch shared by two streams writes nothing and counts a poll for 
   assert.equal(r.metrics.memberPolls.value, 2);
   assert.equal(r.metrics.sharedGroups, 1, 'still one group');
 });
+
+test('a group that ends leaves the lead of its feed to the group that took it over', async () => {
+  const r = rig();
+  const a = r.open();
+  await r.runsAsked(1);
+  r.runs[0]!.answer(batch([], { continue: true, next: 'n1' }));
+  await settle();
+  assert.equal(r.groups.leads.size, 1, 'a polls again in 60 s: the lead of the feed');
+  // b's next poll is due before a's: b takes the lead over (the groups after it align to b)
+  const b = r.open({ skip: 0, previous: 'p' });
+  await r.runsAsked(2);
+  r.runs[1]!.answer(batch([], { continue: true, next: 'n2', wait: 1000 }));
+  await settle();
+  a.member.stop();
+  assert.equal(r.groups.leads.size, 1, "a's end does not remove b's lead");
+  b.member.stop();
+  assert.equal(r.groups.leads.size, 0);
+});
