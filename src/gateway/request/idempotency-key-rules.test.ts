@@ -32,6 +32,8 @@ test('parseIdempotencyKey: each refusal says why; quoted keys unescape \\" and \
   assert.equal(reason('""x"'), 'the Idempotency-Key is not a valid string');
   // a lone quote is a one-character bare key, not an empty quoted string
   assert.equal(reason('"'), '"');
+  assert.equal(reason('"abc'), '"abc', 'a quote at one end only is part of a bare key');
+  assert.equal(reason('abc"'), 'abc"');
   assert.equal(reason('"\\""'), '"');
   assert.equal(reason('"a\\\\b"'), 'a\\b');
   assert.equal(reason(`"${'x'.repeat(MAX_KEY_LENGTH)}"`), 'x'.repeat(MAX_KEY_LENGTH), 'the quotes do not count');
@@ -72,6 +74,8 @@ test('PUT, PATCH and DELETE take a key as POST does; GET does not', async () => 
       assert.deepEqual(again.json(), first.json(), method);
     }
     assert.equal(runs(), 3);
+    // a request without the header runs (the route only asks when there is one)
+    assert.deepEqual((await fastify.inject({ method: 'POST', url: '/x' })).json(), { n: 4 });
     const get = () => fastify.inject({ method: 'GET', url: '/x', headers: { 'idempotency-key': 'g' } });
     assert.notDeepEqual((await get()).json(), (await get()).json());
   } finally {
@@ -109,19 +113,25 @@ test('a body of exactly maxBody bytes is stored; one byte more, or a stream, is 
     over: () => 'x'.repeat(options.maxBody + 1),
     bytes: () => Buffer.from('bytes'),
     stream: () => Readable.from(['str', 'eam']),
+    empty: () => undefined,
   };
   const { fastify } = app(new IdempotencyKeys(new MemoryKeyStore(), { ...options, maxKeysPerCaller: 10 }), (reply) =>
-    reply.header('content-type', 'text/plain').send(bodies[String(reply.request.headers['idempotency-key'])]!()),
+    reply
+      .code(202)
+      .header('content-type', 'text/plain')
+      .send(bodies[String(reply.request.headers['idempotency-key'])]!()),
   );
   try {
     const send = (key: string) => fastify.inject({ method: 'POST', url: '/x', headers: { 'idempotency-key': key } });
     for (const [key, kept] of [
       ['fits', 'x'.repeat(options.maxBody)],
       ['bytes', 'bytes'],
+      ['empty', ''],
     ] as const) {
       await send(key);
       const replay = await send(key);
       assert.equal(replay.headers['idempotent-replayed'], 'true', key);
+      assert.equal(replay.statusCode, 202, key);
       assert.equal(replay.headers['idempotent-body-omitted'], undefined, key);
       assert.equal(replay.body, kept, key);
     }
@@ -168,5 +178,57 @@ test('the client is told why: mismatch and quota details; a store that fails is 
     assert.equal(broken.runs(), 0);
   } finally {
     await broken.fastify.close();
+  }
+});
+
+/** Sends POST /x with key `k` to `fastify`; resolves when `runs()` has counted the first run. */
+async function firstRunHangs(fastify: ReturnType<typeof Fastify>, runs: () => number): Promise<void> {
+  void fastify.inject({ method: 'POST', url: '/x', headers: { 'idempotency-key': 'k' } }).catch(() => undefined);
+  const limit = Date.now() + 5000;
+  while (runs() === 0) {
+    assert.ok(Date.now() < limit, 'the first request ran');
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+test('a key bound to its run, read by a gateway without a status source: the lock alone decides (409)', async () => {
+  const store = new MemoryKeyStore();
+  const status = { lookup: async () => undefined };
+  // the first gateway reads run statuses: its claim binds the key to its run, which never answers
+  const first = app(new IdempotencyKeys(store, { ...options, status }), (reply) => reply.hijack());
+  // the second shares the store but has no status source (no journal, no broker)
+  const second = app(new IdempotencyKeys(store, options), (reply, n) => reply.send({ n }));
+  try {
+    await firstRunHangs(first.fastify, first.runs);
+    const res = await second.fastify.inject({ method: 'POST', url: '/x', headers: { 'idempotency-key': 'k' } });
+    assert.equal(res.statusCode, 409);
+    assert.equal(res.json().code, 'IDEMPOTENCY_KEY_IN_USE');
+    assert.equal(second.runs(), 0);
+  } finally {
+    await first.fastify.close();
+    await second.fastify.close();
+  }
+});
+
+test('a run nobody recorded is not taken over while its lock holds: the retry waits, then 409', async () => {
+  let now = 1_000_000;
+  // every status read finds no run and moves the clock 2 s on: the retry gives up after its timeout (5 s)
+  const status = {
+    lookup: async () => {
+      now += 2000;
+      return undefined;
+    },
+  };
+  const { fastify, runs } = app(
+    new IdempotencyKeys(new MemoryKeyStore(), { ...options, status, now: () => now }),
+    (reply) => reply.hijack(),
+  );
+  try {
+    await firstRunHangs(fastify, runs);
+    const retry = await fastify.inject({ method: 'POST', url: '/x', headers: { 'idempotency-key': 'k' } });
+    assert.equal(retry.statusCode, 409, 'the lock (timeout + grace) has not passed');
+    assert.equal(runs(), 1, 'not run again');
+  } finally {
+    await fastify.close();
   }
 });
