@@ -551,3 +551,15 @@ test('a member leaving a group of three keeps the others shared; a service that 
   assert.equal(r.metrics.streamGroups, 0);
   assert.equal(r.metrics.streamRuns, 0);
 });
+
+test('a response without a list is a batch of none: the stream ends with no entry', async () => {
+  const r = rig();
+  const a = r.open();
+  await r.runsAsked(1);
+  r.runs[0]!.answer({ outcome: 'SUCCESS', http: 200, response: { note: 'no list here' } });
+  await settle();
+  assert.deepEqual(
+    events(a.res).map((e) => e.event ?? e.at?.index),
+    ['end'],
+  );
+});
