@@ -38,18 +38,24 @@ export const MODULES = {
     tests: t('src/saga/compensation.test.ts', 'src/saga/engine-journal.test.ts', 'src/saga/engine-resume.test.ts'),
   },
   'request-keys': {
-    // the gateway's Idempotency-Key parsing, claim and answers, and the memory store's claim (the
-    // SQL stores run the same contract suite, test/states/request-keys-contract.ts, against real
-    // databases); the whole of both files is ~380 mutants, over an hour on a shared machine
+    // the key logic: the gateway's Idempotency-Key parsing, its claim and the answer to each kind
+    // of claim, the response it stores; the memory store's claim, quota and expiry (the SQL
+    // stores run the same contract suite, test/states/request-keys-contract.ts, against real
+    // databases). The whole of both files is 460+ mutants at ~9 s each: hours on a shared machine.
     mutate: [
-      'src/gateway/request/idempotency-key.ts:75-92',
-      'src/gateway/request/idempotency-key.ts:129-193',
-      'src/states/request-keys/memory.ts:55-72',
+      'src/gateway/request/idempotency-header.ts:37-51',
+      'src/gateway/request/idempotency-key.ts:131-178',
+      'src/gateway/request/idempotency-key.ts:332-347',
+      'src/gateway/request/idempotency-replay.ts:17-28',
+      'src/states/request-keys/memory.ts:65-89',
+      'src/states/request-keys/memory.ts:170-190',
     ],
     tests: t(
       'src/states/request-keys/store.test.ts',
       'src/gateway/request/idempotency-key.test.ts',
+      'src/gateway/request/idempotency-key-rules.test.ts',
       'test/gateway/idempotency.test.ts',
+      'test/gateway/idempotency-status.test.ts',
     ),
   },
   access: {

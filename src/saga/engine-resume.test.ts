@@ -68,6 +68,8 @@ function deps(calls: EventMessage[]): EngineDeps {
 
 const context = () => ({ request: { method: 'POST', path: '/loop', id: 'req-1', query: {} }, user: null });
 const keys = (calls: EventMessage[]) => calls.map((c) => c.idempotencyKey);
+/** step and key of each event: an undo is sent as step `a:undo` */
+const stepKeys = (calls: EventMessage[]) => calls.map((c) => `${c.stepId}@${c.idempotencyKey}`);
 
 interface Journaled {
   next: string;
@@ -117,7 +119,8 @@ test('a loop step revisited after a resume gets the key of its second visit, and
       journal.push(structuredClone({ next, payload, progress }));
     },
   });
-  assert.deepEqual(keys(calls), ['run1:a#2', 'run1:d', 'run1:a#2:undo', 'run1:a:undo']);
+  assert.deepEqual(stepKeys(calls), ['a@run1:a#2', 'd@run1:d', 'a:undo@run1:a#2:undo', 'a:undo@run1:a:undo']);
+  assert.equal(result.outcome, 'FAIL');
   assert.equal(result.error?.compensation, 'COMPLETED');
   // and its own journal goes on counting from the journaled visits
   assert.deepEqual(journal[0]?.progress.visits, { a: 2 });
@@ -128,6 +131,24 @@ test('a loop step revisited after a resume gets the key of its second visit, and
   // the undo of the first visit gets the payload of its moment, kept by the journal
   const firstUndo = calls.find((c) => c.idempotencyKey === 'run1:a:undo')!;
   assert.deepEqual(firstUndo.payload, { parameters: {}, a: 'A' });
+});
+
+test('a resume after the second visit: the journal counted both, the undo of each runs once', async () => {
+  const whole = await journalOfAWholeRun();
+  const afterSecond = whole.journal[1]!;
+  assert.equal(afterSecond.next, 'again');
+  assert.deepEqual(afterSecond.progress.visits, { a: 2 });
+  const calls: EventMessage[] = [];
+  const result = await runSaga(deps(calls), {
+    saga: loop,
+    input: {},
+    context: context(),
+    deadline: Date.now() + 5000,
+    runId: 'run1',
+    resume: { step: afterSecond.next, payload: afterSecond.payload, progress: afterSecond.progress },
+  });
+  assert.deepEqual(stepKeys(calls), ['d@run1:d', 'a:undo@run1:a#2:undo', 'a:undo@run1:a:undo']);
+  assert.equal(result.error?.compensation, 'COMPLETED');
 });
 
 test('a resume without progress starts with nothing registered and counts visits from the resume', async () => {

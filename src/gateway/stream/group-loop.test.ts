@@ -49,6 +49,8 @@ class RecordingResponse extends EventEmitter {
 interface Run {
   req: SagaRequest;
   answer(result: SagaResult): void;
+  /** the service throws instead of answering */
+  fail(err: Error): void;
 }
 
 /** Every rig's streams are stopped after each test, also after a failed one (no timer left). */
@@ -81,8 +83,8 @@ function rig(over: Partial<StreamSettings> = {}, maxResponse = 1 << 20) {
     maxResponse,
     service: {
       run: (_runner, req) =>
-        new Promise<SagaResult>((resolve) => {
-          runs.push({ req, answer: resolve });
+        new Promise<SagaResult>((resolve, reject) => {
+          runs.push({ req, answer: resolve, fail: reject });
           for (const w of waiters.splice(0)) w();
         }),
     },
@@ -110,7 +112,7 @@ function rig(over: Partial<StreamSettings> = {}, maxResponse = 1 << 20) {
     metrics,
     groups,
     /** open a stream from `start` (a new connection: { skip: 0 }) */
-    open(start: GroupStart = { skip: 0 }, base?: string | null) {
+    open(start: GroupStart = { skip: 0 }, base?: string | null, recheck?: () => Promise<boolean>) {
       const res = new RecordingResponse();
       const member = new StreamMember(
         shared,
@@ -118,6 +120,7 @@ function rig(over: Partial<StreamSettings> = {}, maxResponse = 1 << 20) {
           requestId: `r${members.length + 1}`,
           principal: { sub: 'alice', roles: [], claims: {}, anonymous: false },
           client: 'c',
+          ...(recheck === undefined ? {} : { recheck }),
         },
         res as unknown as ServerResponse,
       );
@@ -470,4 +473,94 @@ test('an empty batch shared by two streams writes nothing and counts a poll for 
   assert.equal(b.res.text, '');
   assert.equal(r.metrics.memberPolls.value, 2);
   assert.equal(r.metrics.sharedGroups, 1, 'still one group');
+});
+
+test('a group that ends leaves the lead of its feed to the group that took it over', async () => {
+  const r = rig();
+  const a = r.open();
+  await r.runsAsked(1);
+  r.runs[0]!.answer(batch([], { continue: true, next: 'n1' }));
+  await settle();
+  assert.equal(r.groups.leads.size, 1, 'a polls again in 60 s: the lead of the feed');
+  // b's next poll is due before a's: b takes the lead over (the groups after it align to b)
+  const b = r.open({ skip: 0, previous: 'p' });
+  await r.runsAsked(2);
+  r.runs[1]!.answer(batch([], { continue: true, next: 'n2', wait: 1000 }));
+  await settle();
+  a.member.stop();
+  assert.equal(r.groups.leads.size, 1, "a's end does not remove b's lead");
+  b.member.stop();
+  assert.equal(r.groups.leads.size, 0);
+});
+
+test('before every poll after the first, each member is checked again: a refused one gets UNAUTHORIZED and goes', async () => {
+  const r = rig();
+  const checks: string[] = [];
+  const a = r.open({ skip: 0 }, undefined, async () => {
+    checks.push('a');
+    return true;
+  });
+  await r.runsAsked(1);
+  const b = r.open({ skip: 0 }, undefined, async () => {
+    checks.push('b');
+    return false;
+  });
+  const c = r.open({ skip: 0 }, undefined, async () => {
+    checks.push('c');
+    throw new Error('the key store is down');
+  });
+  await settle();
+  assert.equal(r.metrics.sharedMembers, 3, 'three members share the first poll');
+  assert.ok((r.runs[0]!.req.deadline ?? 0) > Date.now(), 'the run has its timeout ahead');
+  r.runs[0]!.answer(batch(['e0'], { continue: true, next: 'n1', wait: 0 }));
+  await r.runsAsked(2);
+  assert.deepEqual(checks.sort(), ['a', 'b', 'c'], 'none was checked for the first poll; each before the second');
+  for (const refused of [b, c]) {
+    const got = events(refused.res);
+    assert.deepEqual(
+      got.map((e) => e.event ?? e.at?.index),
+      [0, 'error'],
+    );
+    assert.equal(JSON.parse(got[1]!.data!).code, 'UNAUTHORIZED');
+    assert.equal(refused.member.isClosed, true);
+  }
+  assert.equal(a.member.isClosed, false, 'a goes on');
+  assert.equal(r.metrics.sharedMembers, 0);
+  assert.deepEqual(r.runs[1]!.req.input, { q: 1, previous: 'n1' });
+});
+
+test('a member leaving a group of three keeps the others shared; a service that throws ends the stream with an error', async () => {
+  const r = rig();
+  const a = r.open();
+  await r.runsAsked(1);
+  r.open();
+  const c = r.open();
+  await settle();
+  assert.equal(r.metrics.sharedGroups, 1);
+  assert.equal(r.metrics.sharedMembers, 3);
+  c.member.stop();
+  assert.equal(r.metrics.sharedGroups, 1);
+  assert.equal(r.metrics.sharedMembers, 2);
+  r.runs[0]!.fail(new Error('the service broke'));
+  await settle();
+  const got = events(a.res);
+  assert.deepEqual(
+    got.map((e) => e.event),
+    ['error'],
+  );
+  assert.equal(a.member.isClosed, true);
+  assert.equal(r.metrics.streamGroups, 0);
+  assert.equal(r.metrics.streamRuns, 0);
+});
+
+test('a response without a list is a batch of none: the stream ends with no entry', async () => {
+  const r = rig();
+  const a = r.open();
+  await r.runsAsked(1);
+  r.runs[0]!.answer({ outcome: 'SUCCESS', http: 200, response: { note: 'no list here' } });
+  await settle();
+  assert.deepEqual(
+    events(a.res).map((e) => e.event ?? e.at?.index),
+    ['end'],
+  );
 });

@@ -97,3 +97,17 @@ test("memory request keys: one caller's stored bodies take an eighth of the byte
   assert.equal((await s.claim('flood-17', 'fp', 1, 1001)).kind, 'claimed');
   assert.equal((await s.claim('flood-18', 'fp', 1, 1001)).kind, 'done');
 });
+
+test('memory request keys: an expired row claimed again gives its bytes back, also behind a live row', async () => {
+  const s = new MemoryKeyStore({ maxBytes: 10 });
+  const stored = { status: 200, headers: {}, body: Buffer.alloc(8), omitted: false };
+  // a live claim first: expiry from the front stops at it, so the expired row behind it waits there
+  assert.equal((await s.claim('live', 'fp', 0, 10_000)).kind, 'claimed');
+  const a = await s.claim('a', 'fp', 0, 100);
+  await s.complete('a', a.kind === 'claimed' ? a.owner : '', stored, 50);
+  // past its retention, a is claimed anew and stores 8 bytes again: 8 in the store, not 16
+  const again = await s.claim('a', 'fp', 60, 160);
+  assert.equal(again.kind, 'claimed');
+  await s.complete('a', again.kind === 'claimed' ? again.owner : '', stored, 5000);
+  assert.equal((await s.claim('a', 'fp', 70, 170)).kind, 'done', 'within maxBytes: kept');
+});
