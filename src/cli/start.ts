@@ -8,6 +8,7 @@ import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 import { parsePort } from './port.js';
 import { traceMasker } from '../gateway/console/mask.js';
+import { withEmbeddedJournal } from '../runner/waits/check.js'; // waits:
 
 /**
  * `sagaway start [--config FILE] [--port N] [--host H]`: the gateway and every runner of the file
@@ -17,7 +18,10 @@ import { traceMasker } from '../gateway/console/mask.js';
 export async function startCommand(options: CliOptions, positionals: string[]): Promise<number> {
   noPositionals('start', positionals);
   const file = configPath(options.config, true) as string;
-  const { settings, warnings } = await loadChecked(file);
+  const loaded = await loadChecked(file);
+  const { warnings } = loaded;
+  // waits: a runner with a wait step and no journal gets a SQLite one (runner/waits/check.ts)
+  const settings = withEmbeddedJournal(loaded.settings);
   const log = createLogger();
   for (const w of warnings) log.warn({ file: w.file, line: w.line, path: w.path }, w.message);
   const port = parsePort(options.port ?? process.env['PORT']) ?? settings.gateway.port ?? 8080;

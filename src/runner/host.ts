@@ -20,6 +20,7 @@ import { Runner } from './orchestrator/runner.js';
 import { createSecretSource, type SecretSource } from './executor/secrets.js';
 import { firstStatus, type StatusLookup } from './status.js';
 import { DEFAULT_STATUS_MAX_BYTES, DEFAULT_STATUS_TTL_MS, OutcomeRecorder } from '../systems/nats/outcomes.js';
+import { HostWaits, type WaitClock } from './waits/host-waits.js'; // waits:
 
 /** What a process hosting runners is built from. */
 export interface HostOptions {
@@ -45,6 +46,8 @@ export interface HostOptions {
    * runner does not depend on the gateway. Default: the snapshots as core/trace.ts masks them.
    */
   traceMask?: ValueMask;
+  /** waits: the clock of wait steps' due times and the pollers; default the real one (tests move it) */
+  waitClock?: WaitClock;
 }
 
 /** How often journaled runs whose process is gone are looked for. */
@@ -73,8 +76,11 @@ export class Host implements SagaService {
   /** when the journals are pruned next (with the orphan scan, at most every PRUNE_INTERVAL_MS) */
   private pruneAt = 0;
   private closed = false;
+  /** waits: the wait stores, pollers and callback tokens of this process (runner/waits/) */
+  readonly waits: HostWaits;
 
   private constructor(private readonly options: HostOptions) {
+    this.waits = new HostWaits(options.settings, options.log, options.waitClock); // waits:
     this.local = new LocalSystem('local', options.log);
     const shown = options.settings.gateway?.console;
     this.traces = new TraceBus(shown?.snapshotBytes, shown?.sample, compileMasker(shown?.mask));
@@ -111,6 +117,7 @@ export class Host implements SagaService {
       }
       host.hub?.serve([...host.runners.values()], options.serveRequests ?? false, options.observer);
       host.startResumer();
+      host.startWaits(); // waits:
     } catch (e) {
       await host.close();
       throw e;
@@ -172,6 +179,15 @@ export class Host implements SagaService {
     this.resumeTimer.unref();
   }
 
+  /** waits: poll for due waits on every runner that parks (runner/waits/host-waits.ts). */
+  private startWaits(): void {
+    const parking = [...this.runners.values()].flatMap((r) => {
+      const alias = this.options.settings.runners[r.name]?.journal;
+      return r.parks && alias !== undefined ? [{ ...r.waitRunner(), journalAlias: alias }] : [];
+    });
+    this.waits.start(parking);
+  }
+
   /** Readiness of every state and system (name -> reachable). */
   async ready(): Promise<Record<string, boolean>> {
     const out: Record<string, boolean> = { ...this.hub?.ready() };
@@ -191,6 +207,7 @@ export class Host implements SagaService {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.resumeTimer);
+    await this.waits.close(); // waits: pollers stop, their resumes end, before the states close
     // detached onFail sagas finish while states and systems are still open
     await Promise.all([...this.runners.values()].map((r) => r.drain()));
     this.tracePublisher?.stop();
@@ -236,6 +253,7 @@ export class Host implements SagaService {
         ...(this.options.engineObserver ? { observer: this.options.engineObserver } : {}),
         ...this.outcomesOf(settings, log),
         traces: this.traces,
+        ...(this.waits.bindingFor(settings) ? { waits: this.waits.bindingFor(settings)! } : {}), // waits:
         ...(settings.journal !== undefined
           ? {
               journal: new Journal(

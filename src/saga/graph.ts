@@ -4,6 +4,7 @@ import { parsePath } from '../core/path.js';
 import { parseDuration } from '../core/units.js';
 import { compileExpression, type Expression } from './expression.js';
 import { parseElements, parseOutputSpec, type OutputSpec, type ParsedElements } from './payload.js';
+import { checkWaitStep, planWait, type WaitPlan } from './wait-plan.js'; // waits:
 
 /**
  * A saga compiled for running: steps by id, links sorted by priority, expressions compiled and
@@ -96,8 +97,15 @@ export interface FailStep extends StepBase {
   readonly compensate: boolean;
 }
 
+// waits: the `wait` step (issue 21): a timer or a signal; saga/wait-plan.ts
+/** `wait`: parks the run until a timer falls due or a signal comes (saga/wait-step.ts). */
+export interface WaitStep extends StepBase {
+  readonly type: 'wait';
+  readonly wait: WaitPlan<CompiledEventMeta>;
+}
+
 /** A compiled step: one variant per kind, each with exactly its own settings. */
-export type CompiledStep = StartStep | EventStep | TransformStep | ConditionStep | SuccessStep | FailStep;
+export type CompiledStep = StartStep | EventStep | TransformStep | ConditionStep | SuccessStep | FailStep | WaitStep;
 
 /**
  * An event step's settings as the orchestrator uses them: the raw form (what travels to the
@@ -226,6 +234,7 @@ function walk(saga: RawSaga, from: string[], next: (s: RawStep) => string[]): Se
  */
 export function eventMetasOf(step: RawStep): { meta: RawEventMeta; at: (string | number)[] }[] {
   const out: { meta: RawEventMeta; at: (string | number)[] }[] = [];
+  if (step.notify) out.push({ meta: step.notify.eventMeta, at: ['notify', 'eventMeta'] }); // waits:
   if (step.type !== 'event') return out;
   if (step.eventMeta) out.push({ meta: step.eventMeta, at: ['eventMeta'] });
   if (typeof step.compensate === 'object')
@@ -268,6 +277,7 @@ function checkTimer(value: unknown, at: (string | number)[], err: (at: (string |
 
 function checkStepSettings(step: RawStep, i: number, err: (at: (string | number)[], m: string) => void): void {
   checkUndoSettings(step, i, err);
+  checkWaitStep(step, i, err); // waits:
   const tryParse = (text: string | undefined, at: (string | number)[], output: boolean) => {
     if (text === undefined) return;
     try {
@@ -404,6 +414,8 @@ function planStep(s: RawStep, links: CompiledLink[]): CompiledStep {
       return { ...base, type: 'success', output, http: s.http ?? 200 };
     case 'fail':
       return { ...base, type: 'fail', error: s.error, compensate: s.compensate !== false };
+    case 'wait': // waits:
+      return { ...base, type: 'wait', wait: planWait(s, planEventMeta) };
     default:
       // the schema admits no other kind; a hand-made settings object might
       throw new SagawayError('CONFIG_INVALID', `step "${s.id}": unknown type "${String(s.type)}"`);

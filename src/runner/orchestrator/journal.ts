@@ -33,7 +33,7 @@ export interface JournalData {
   runId: string;
   /** process instance running it */
   owner: string;
-  status: 'RUNNING' | 'DONE';
+  status: 'RUNNING' | 'DONE' | 'WAITING'; // waits: WAITING = parked (runner/waits/)
   context: { request: RequestContext['request']; user: RequestContext['user'] };
   input: Record<string, unknown>;
   /** step to run next (absent: the start step) */
@@ -70,7 +70,9 @@ export interface RunStatus {
   requestId: string;
   /** the client's own X-Request-Id, when it sent one */
   correlationId?: string;
-  status: 'RUNNING' | 'DONE';
+  status: 'RUNNING' | 'DONE' | 'WAITING'; // waits:
+  /** waits: what a parked run waits for */
+  waitingOn?: unknown;
   outcome?: SagaResult['outcome'];
   http?: number;
   response?: unknown;
@@ -277,6 +279,7 @@ export class Journal {
         // Absent when empty: most sagas have neither compensations nor loops.
         ...(progress && progress.undo.length > 0 ? { undo: progress.undo } : {}),
         ...(progress && Object.keys(progress.visits).length > 0 ? { visits: progress.visits } : {}),
+        ...(progress?.resumedWait ? { waitResult: null } : {}), // waits: the run moved past its wait
         updatedAt: Date.now(),
       });
   }
@@ -322,6 +325,11 @@ export class Journal {
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }
+  }
+
+  /** waits: one write of a run's record (parking it: runner/waits/park.ts), as the stepper writes. */
+  patchRun(entry: JournalEntry, patch: Record<string, unknown>): Promise<void> {
+    return this.write(entry, patch);
   }
 
   /** One progress write, against the version this process last wrote (see stepper). */
@@ -601,7 +609,7 @@ export interface JournaledRun {
   sagaId: string;
   method?: string;
   path?: string;
-  status: 'RUNNING' | 'DONE';
+  status: 'RUNNING' | 'DONE' | 'WAITING'; // waits:
   outcome?: SagaResult['outcome'];
   http?: number;
   errorCode?: string;
@@ -617,7 +625,7 @@ export async function recentRuns(states: readonly State[], limit: number): Promi
   return pages
     .flat()
     .map((rec) => rec.data)
-    .filter((d) => d['status'] === 'DONE' || d['status'] === 'RUNNING')
+    .filter((d) => d['status'] === 'DONE' || d['status'] === 'RUNNING' || d['status'] === 'WAITING') // waits:
     .map((d): JournaledRun => {
       const result = isObject(d['result']) ? (d['result'] as unknown as SagaResult) : undefined;
       const request = isObject(d['context']) && isObject(d['context']['request']) ? d['context']['request'] : {};
@@ -627,7 +635,7 @@ export async function recentRuns(states: readonly State[], limit: number): Promi
         sagaId: String(d['sagaId']),
         ...(typeof request['method'] === 'string' ? { method: request['method'] } : {}),
         ...(typeof request['path'] === 'string' ? { path: request['path'] } : {}),
-        status: d['status'] === 'DONE' ? 'DONE' : 'RUNNING',
+        status: d['status'] === 'DONE' ? 'DONE' : d['status'] === 'WAITING' ? 'WAITING' : 'RUNNING', // waits:
         ...(result ? { outcome: result.outcome, http: result.http } : {}),
         ...(result?.error ? { errorCode: result.error.code } : {}),
         startedAt: Number(d['startedAt']) || 0,
@@ -640,12 +648,13 @@ export async function recentRuns(states: readonly State[], limit: number): Promi
 
 function statusOf(data: Record<string, unknown>): RunStatus {
   const result = isObject(data['result']) ? (data['result'] as unknown as SagaResult) : undefined;
-  const status = data['status'] === 'DONE' ? 'DONE' : 'RUNNING';
+  const status = data['status'] === 'DONE' ? 'DONE' : data['status'] === 'WAITING' ? 'WAITING' : 'RUNNING'; // waits:
   const iso = (v: unknown) => new Date(typeof v === 'number' ? v : 0).toISOString();
   return {
     requestId: String(data['requestId']),
     ...(typeof data['correlationId'] === 'string' ? { correlationId: data['correlationId'] } : {}),
     status,
+    ...(status === 'WAITING' && isObject(data['waitingOn']) ? { waitingOn: data['waitingOn'] } : {}), // waits:
     ...(result
       ? {
           outcome: result.outcome,

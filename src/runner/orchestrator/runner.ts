@@ -10,6 +10,8 @@ import type { Payload, Principal, RequestContext, SagaRequest, SagaResult } from
 import { roleRefusal } from '../../core/roles.js';
 import type { StepTracer, TraceBus } from '../../core/trace.js';
 import { runSaga, type EngineObserver } from '../../saga/engine.js';
+import type { WaitResolution } from '../../saga/wait-step.js';
+import type { WaitRunner } from '../waits/resume.js';
 import type { CompiledSaga } from '../../saga/graph.js';
 import type { State } from '../../states/state.js';
 import type { EventMessage, EventReply } from '../../core/messages.js';
@@ -22,6 +24,7 @@ import { RouteTable } from './routes.js';
 import { InFlightRuns, type InFlightRun } from './in-flight.js';
 import type { OutcomeRecorder } from '../../systems/nats/outcomes.js';
 import type { SecretSource } from '../executor/secrets.js';
+import { waitRunnerOf, type RunnerWaits } from '../waits/runner-hooks.js'; // waits:
 
 /** What a runner is built from. */
 export interface RunnerDeps {
@@ -41,6 +44,8 @@ export interface RunnerDeps {
   outcomes?: OutcomeRecorder;
   /** the process's run traces (the console); runs are traced only while someone listens */
   traces?: TraceBus;
+  /** waits: the wait store of the journal, its clock and tokens (runner/waits/); with `journal` */
+  waits?: RunnerWaits;
 }
 
 /** onFail runs one runner keeps in flight at most (Runner.maxOnFailRuns). */
@@ -97,6 +102,11 @@ export class Runner {
   /** Count the engine's tries and compensations (set once the process's metrics registry exists). */
   observe(observer: EngineObserver): void {
     this.observer = observer;
+  }
+
+  /** waits: whether this runner parks runs (a wait step, and a journal for it) */
+  get parks(): boolean {
+    return this.deps.waits !== undefined;
   }
 
   /** Whether this runner journals its runs. */
@@ -203,7 +213,9 @@ export class Runner {
       unwindJournal: journal.unwinder(entry),
       started: () => journal.started(entry),
       ...(trace ? { trace } : {}),
+      ...(this.deps.waits ? { park: this.waitRunner().parkHook(saga, entry, runId) } : {}), // waits:
     });
+    if (result.outcome === 'WAITING') return result; // waits: parked; the journal says so already
     // No answer without its record (issue 26 item 1): an outcome the journal did not take is
     // written later (journal.ts settle), and the caller gets 503, never the result.
     const settled = await journal.settle(entry, result);
@@ -255,6 +267,7 @@ export class Runner {
             'resuming journaled saga',
           );
           const progress = { undo: d.undo ?? [], visits: d.visits ?? {} };
+          const waited = d['waitResult'] as WaitResolution | null | undefined; // waits: resumed from a wait
           result = await runSaga(this.engineDeps(), {
             saga,
             input: d.input,
@@ -267,14 +280,28 @@ export class Runner {
             ...(unwinding && d.undo
               ? { resumeUnwind: { undo: d.undo, done: unwinding.done, result: unwinding.result } }
               : {}),
-            ...(!unwinding && d.next && d.payload ? { resume: { step: d.next, payload: d.payload, progress } } : {}),
+            ...(!unwinding && d.next && d.payload
+              ? { resume: { step: d.next, payload: d.payload, progress, ...(waited ? { waited } : {}) } }
+              : {}),
+            ...(this.deps.waits ? { park: this.waitRunner().parkHook(saga, entry, d.runId) } : {}), // waits:
           });
         }
+        if (result.outcome === 'WAITING') return; // waits: parked again
         await journal.finish(entry, result);
         if (saga) this.afterRun(saga, d.input, context, d.runId, result, lineage);
       }),
     );
     return records.length;
+  }
+
+  /** waits: what resuming a parked run needs of this runner (runner/waits/resume.ts). */
+  waitRunner(): WaitRunner & { readonly deployment: string } {
+    return waitRunnerOf(this, this.deps, {
+      engineDeps: () => this.engineDeps(),
+      saga: (id) => this.routes.byId(id),
+      rootLineage: () => this.rootLineage(),
+      afterRun: (saga, d, context, result, lineage) => this.afterRun(saga, d.input, context, d.runId, result, lineage),
+    });
   }
 
   private engineDeps() {
