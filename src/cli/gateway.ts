@@ -1,6 +1,7 @@
 import { SagawayError } from '../core/errors.js';
 import { createLogger } from '../core/logger.js';
 import { createGateway } from '../gateway/server.js';
+import { gatewaySignals } from '../runner/waits/host-waits.js'; // waits:
 import { JournalReader } from '../runner/orchestrator/journal.js';
 import { firstStatus } from '../runner/status.js';
 import { createState } from '../states/index.js';
@@ -57,9 +58,11 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
   // only when the file says so (gateway.console.natsTraces): by default no trace crosses the broker.
   const { TraceSubscriber } = await import('../systems/nats/console-trace.js');
   const system = settings.gateway.console?.natsTraces === true ? hub.gatewaySystem() : undefined;
+  const waits = gatewaySignals(settings); // waits: signals and callbacks of parked runs
   const gateway = await createGateway({
     settings,
     service: hub,
+    waits: waits.signals, // waits:
     log,
     ready,
     status: firstStatus([new JournalReader(journals), hub.outcomeReader()]),
@@ -72,6 +75,7 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
   await untilStopped((signal) => log.info({ signal }, 'stopping'));
   await gateway.close();
   await hub.close();
+  await waits.close(); // waits:
   await Promise.all(journals.map((j) => j.close().catch(() => undefined)));
   log.flush();
   return 0;

@@ -40,6 +40,7 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
     ready: () => host.ready(),
     status: host.statusReader(),
     traces: [host.traces],
+    waits: host.waits.signals(), // waits:
   });
   // the engine's tries and compensations, on the gateway's /metrics (one process, one registry)
   const engine = engineMetrics(gateway.metrics.registry);

@@ -33,6 +33,8 @@ import { registerOpenApi } from './http/openapi.js';
 import { registerStatusRoute, type StatusSource } from './http/status-route.js';
 import { StreamRegistry } from './stream/limits.js';
 import { streamHandler } from './stream/route.js';
+import { registerWaitRoutes } from './waits/routes.js'; // waits:
+import type { WaitSignals } from '../runner/waits/service.js'; // waits:
 
 /** Options of createGateway. */
 export interface GatewayOptions {
@@ -47,6 +49,8 @@ export interface GatewayOptions {
   status?: StatusSource;
   /** where the console's live runs come from (the host's TraceBus, or runners' traces over NATS) */
   traces?: readonly TraceSource[];
+  /** waits: signals, cancels and callbacks of parked runs (runner/waits/service.ts); absent = 404 */
+  waits?: WaitSignals;
 }
 
 /** Live counters, for tests and diagnostics. */
@@ -243,6 +247,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   }
   registerOps(app, metrics, options.ready);
   registerStatusRoute(app, ctx, options.status);
+  registerWaitRoutes(app, ctx, options.waits); // waits:
   if (settings.openapi !== false) registerOpenApi(app, options.settings);
   if (settings.static !== undefined) await registerStatic(app, settings.static);
   const shown = settings.console ?? DEFAULT_CONSOLE;

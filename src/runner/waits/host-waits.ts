@@ -7,6 +7,7 @@ import { WaitPoller } from './poller.js';
 import type { WaitRunner } from './resume.js';
 import type { RunnerWaits } from './runner-hooks.js';
 import { CallbackTokens } from './tokens.js';
+import { WaitSignals } from './service.js';
 
 /**
  * The waits of one process (issue 21): one wait store per journal state that a runner with a
@@ -94,6 +95,11 @@ export class HostWaits {
     for (const p of this.pollers) p.nudge();
   }
 
+  /** The signals, cancels and callbacks of this process's gateway (gateway/waits/routes.ts). */
+  signals(): WaitSignals {
+    return new WaitSignals(this.settings, this.stores, this.tokens, this.now, () => this.nudge());
+  }
+
   /** Be told when a resumed run ends (Prefer: wait). Returns the unsubscribe. */
   onEnded(listener: (runId: string, result: SagaResult) => void): () => void {
     this.listeners.add(listener);
@@ -115,4 +121,19 @@ export class HostWaits {
     await Promise.all(this.pollers.map((p) => p.close()));
     await Promise.all([...this.stores.values()].map((s) => s.close().catch(() => undefined)));
   }
+}
+
+/**
+ * The wait routes of a gateway without runners (`sagaway gateway`): it opens the runners' wait
+ * stores itself and only writes resolutions; the runners' pollers resume the runs (within their
+ * poll interval).
+ */
+export function gatewaySignals(settings: Settings): { signals: WaitSignals; close(): Promise<void> } {
+  const stores = waitStores(settings);
+  return {
+    signals: new WaitSignals(settings, stores, new CallbackTokens(settings.gateway?.stream?.cursorKey), Date.now),
+    close: async () => {
+      await Promise.all([...stores.values()].map((s) => s.close().catch(() => undefined)));
+    },
+  };
 }

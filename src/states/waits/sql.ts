@@ -233,11 +233,11 @@ export class SqlWaitStore implements WaitStore {
     return row === undefined ? undefined : signalOf(row);
   }
 
-  async claimSignal(messageId: string, waitId: string, now: number): Promise<boolean> {
+  async claimSignal(messageId: string, waitId: string): Promise<boolean> {
     const db = await this.db();
     const rows = await db.query(
-      `UPDATE ${this.s} SET consumed_by = $2 WHERE message_id = $1 AND consumed_by IS NULL AND keep_until > $3 RETURNING message_id`,
-      [messageId, waitId, now],
+      `UPDATE ${this.s} SET consumed_by = $2 WHERE message_id = $1 AND consumed_by IS NULL RETURNING message_id`,
+      [messageId, waitId],
     );
     return rows.length > 0;
   }

@@ -106,8 +106,8 @@ export interface WaitStore {
   keepSignal(row: SignalRow, expiresAt: number): Promise<SignalRow | undefined>;
   /** take the oldest kept signal of `signal`/`key` for `waitId` */
   takeSignal(signal: string, key: string, waitId: string, now: number): Promise<SignalRow | undefined>;
-  /** take the signal `messageId` for `waitId`, if still kept */
-  claimSignal(messageId: string, waitId: string, now: number): Promise<boolean>;
+  /** take the signal `messageId` for `waitId` (its sender applying it), unless a wait took it */
+  claimSignal(messageId: string, waitId: string): Promise<boolean>;
   /** give a taken signal back (its wait had been resolved otherwise) */
   releaseSignal(messageId: string, waitId: string): Promise<void>;
   /** signals kept (not consumed, not past keepUntil) */
