@@ -34,6 +34,7 @@ import { registerStatusRoute, type StatusSource } from './http/status-route.js';
 import { StreamRegistry } from './stream/limits.js';
 import { streamHandler } from './stream/route.js';
 import { registerWaitRoutes } from './waits/routes.js'; // waits:
+import { endSource } from './waits/prefer.js'; // waits:
 import type { WaitSignals } from '../runner/waits/service.js'; // waits:
 
 /** Options of createGateway. */
@@ -232,7 +233,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     });
   }
   for (const form of ['request', 'stream'] as const) {
-    const handler = form === 'request' ? requestHandler(ctx, keys) : streamHandler(ctx, sagas);
+    const handler = form === 'request' ? requestHandler(ctx, keys, endSource(options)) : streamHandler(ctx, sagas); // waits: endSource
     // After the API and auth checks (the rate limit counts the authenticated principal), before
     // the body is read.
     const onRequest: onRequestHookHandler[] = [

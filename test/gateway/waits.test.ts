@@ -311,3 +311,37 @@ test('cancel wakes the waiting run with CANCELLED: RUN_CANCELLED, then its compe
     await w.host.close();
   }
 });
+
+test('Prefer: wait=N holds the answer of a parked run for its end, or answers 202 after N s', async () => {
+  const w = await world();
+  try {
+    const held = w.gateway.app.inject({
+      method: 'POST',
+      url: '/api/request/expenses',
+      headers: { ...as('alice'), 'content-type': 'application/json', prefer: 'respond-async, wait=20' },
+      payload: JSON.stringify({ order: 'o6' }),
+    });
+    // the run parks (its notify mail is sent once the wait is stored); then it is cancelled
+    while (office().mails.find((m) => m.order === 'o6') === undefined) await new Promise((r) => setTimeout(r, 10));
+    const runId = /\/api\/runs\/([^/]+)\//.exec(mailOf('o6').wait.callbacks['signal']!)![1]!;
+    assert.equal((await post(w, `/api/runs/${runId}/cancel`, 'alice')).status, 202);
+    const res = await held;
+    assert.equal(res.headers['preference-applied'], 'wait=20');
+    assert.equal(res.statusCode, 409);
+    assert.equal((res.json() as { code: string }).code, 'RUN_CANCELLED');
+
+    const began = Date.now();
+    const timedOut = await w.gateway.app.inject({
+      method: 'POST',
+      url: '/api/request/expenses',
+      headers: { ...as('alice'), 'content-type': 'application/json', prefer: 'wait=1' },
+      payload: JSON.stringify({ order: 'o7' }),
+    });
+    assert.equal(timedOut.statusCode, 202);
+    assert.equal(timedOut.headers['preference-applied'], 'wait=1');
+    assert.ok(Date.now() - began >= 900, 'held about a second');
+  } finally {
+    await w.gateway.close();
+    await w.host.close();
+  }
+});

@@ -10,6 +10,7 @@ import { sendResult } from './respond.js';
 import type { IdempotencyKeys } from './idempotency-key.js';
 import { problemFor, sendProblem } from '../http/problem.js';
 import { correlationIdOf } from '../http/request-id.js';
+import { held, type EndSource } from '../waits/prefer.js'; // waits:
 
 /**
  * The one-shot form (`/api/request/<path>`, DESIGN §8): one saga run, one response in the
@@ -18,7 +19,7 @@ import { correlationIdOf } from '../http/request-id.js';
  * signal is aborted, unless the request holds an Idempotency-Key (`keys`): that run goes on,
  * so that its outcome is stored for the client's retry.
  */
-export function requestHandler(ctx: GatewayContext, keys?: IdempotencyKeys) {
+export function requestHandler(ctx: GatewayContext, keys?: IdempotencyKeys, ends?: EndSource /* waits: */) {
   const maxResponse = ctx.settings.limits.maxResponse;
   return async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const admitted = request.sagaway!;
@@ -68,6 +69,9 @@ export function requestHandler(ctx: GatewayContext, keys?: IdempotencyKeys) {
       request.log.error({ err }, 'saga service failed');
       result = { outcome: 'FAIL', http: 500, error: toErrorInfo(err) };
     }
+    // waits: `Prefer: wait=N` holds a parked run's answer up to N s for its end (gateway/waits/prefer.ts)
+    if (result.outcome === 'WAITING' && ends !== undefined)
+      result = await held(ends, request, reply, req, result, () => gone);
     if (keyed) keys!.noteResult(request, result);
     if (gone) return reply;
     return sendResult(reply, request.id, admitted, format, result, maxResponse);

@@ -97,7 +97,14 @@ export class HostWaits {
 
   /** The signals, cancels and callbacks of this process's gateway (gateway/waits/routes.ts). */
   signals(): WaitSignals {
-    return new WaitSignals(this.settings, this.stores, this.tokens, this.now, () => this.nudge());
+    return new WaitSignals(
+      this.settings,
+      this.stores,
+      this.tokens,
+      this.now,
+      () => this.nudge(),
+      (listener) => this.onEnded((runId) => listener(runId)),
+    );
   }
 
   /** Be told when a resumed run ends (Prefer: wait). Returns the unsubscribe. */

@@ -47,6 +47,8 @@ export class WaitSignals {
     private readonly tokens: CallbackTokens,
     private readonly now: () => number,
     private readonly nudge: () => void = () => undefined,
+    /** subscribe to the end of runs resumed in this process (Prefer: wait); absent elsewhere */
+    readonly onEnded?: (listener: (runId: string) => void) => () => void,
   ) {}
 
   /** Whether any runner of the file parks runs (else the routes answer 404 to everything). */
