@@ -5,6 +5,7 @@ import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { GatewayMetrics } from '../gateway/http/metrics.js';
 import { Host } from '../runner/host.js';
 import { engineMetrics, runnerMetrics } from '../runner/metrics.js';
+import { waitMetrics } from '../runner/waits/metrics.js'; // waits:
 import { createState } from '../states/index.js';
 import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
@@ -47,6 +48,7 @@ export async function runnerCommand(options: CliOptions, positionals: string[]):
     // what this runner publishes for a console over NATS is masked as the console masks
     traceMask: traceMasker(settings),
   });
+  if (host.waits.stores.size > 0) waitMetrics(metrics.registry, () => host.waits.stats()); // waits:
   const ops = await startOpsServer(
     parsePort(options.port) ?? 0,
     options.host ?? settings.gateway.host,

@@ -9,6 +9,7 @@ import { configPath, loadChecked } from './load.js';
 import { parsePort } from './port.js';
 import { traceMasker } from '../gateway/console/mask.js';
 import { withEmbeddedJournal } from '../runner/waits/check.js'; // waits:
+import { waitMetrics } from '../runner/waits/metrics.js'; // waits:
 
 /**
  * `sagaway start [--config FILE] [--port N] [--host H]`: the gateway and every runner of the file
@@ -45,6 +46,7 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
   // the engine's tries and compensations, on the gateway's /metrics (one process, one registry)
   const engine = engineMetrics(gateway.metrics.registry);
   for (const runner of host.runners.values()) runner.observe(engine);
+  if (host.waits.stores.size > 0) waitMetrics(gateway.metrics.registry, () => host.waits.stats()); // waits:
   const listenHost = options.host ?? settings.gateway.host;
   const address = await gateway.listen(port, listenHost);
   log.info(

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { silentLogger } from '../../src/core/logger.js';
 import { createGateway, type Gateway } from '../../src/gateway/server.js';
 import { startTestHost, type TestHost } from '../../src/testing/index.js';
+import { waitMetrics } from '../../src/runner/waits/metrics.js';
 
 /**
  * Waits through the gateway, on the real engine and a SQLite journal (issue 21): the 202 of a
@@ -228,6 +229,14 @@ test('a payment sent before the run waits is kept for its ttl and consumed by th
     assert.equal(kept.status, 202);
     assert.equal(kept.body['status'], 'KEPT');
     assert.equal((await w.host.host.waits.stats()).kept, 1);
+    waitMetrics(w.gateway.metrics.registry, () => w.host.host.waits.stats());
+    const other = await start(w, 'o2b');
+    const metrics = (await w.gateway.app.inject({ method: 'GET', url: '/metrics' })).body;
+    assert.match(metrics, /^sagaway_signals_kept 1$/m);
+    assert.match(metrics, /^sagaway_waits_parked 1$/m);
+    assert.match(metrics, /^sagaway_waits_due 0$/m);
+    assert.equal((await post(w, `/api/runs/${other}/cancel`, 'alice')).status, 202);
+    await w.host.host.waits.poll();
     const none = await post(w, '/api/signals/payment', 'hook', { key: 'nobody', data: { amount: 3 } });
     assert.equal(none.status, 404);
     assert.equal(none.body['code'], 'WAIT_NOT_FOUND');
