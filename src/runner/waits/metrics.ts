@@ -27,6 +27,10 @@ export function waitMetrics(registry: Registry, stats: () => Promise<WaitStats>)
       },
     });
   gauge('sagaway_waits_parked', 'Runs parked on a wait step (timers and signals), in the wait stores', (s) => s.parked);
-  gauge('sagaway_waits_due', 'Parked runs ready to resume: due timers and timeouts, resolved waits not yet taken', (s) => s.due);
+  gauge(
+    'sagaway_waits_due',
+    'Parked runs ready to resume: due timers and timeouts, resolved waits not yet taken',
+    (s) => s.due,
+  );
   gauge('sagaway_signals_kept', 'Correlation signals kept for a wait that has not parked yet', (s) => s.kept);
 }

@@ -9,8 +9,11 @@ import { resumeWait, type WaitRunner } from './resume.js';
  * parked run costs no timer here: the only timer is this poll.
  */
 
-/** How long a taken wait is leased: longer than a resume's journal take-over, short enough to retry soon. */
-export const RESUME_LEASE_MS = 30_000;
+/**
+ * How long a taken wait is leased (`SAGAWAY_WAIT_LEASE_MS`, default 30 s): longer than a
+ * resume's journal take-over; a replica killed holding a lease delays that wait by it at most.
+ */
+export const RESUME_LEASE_MS = Number(process.env['SAGAWAY_WAIT_LEASE_MS'] ?? 30_000);
 /** Waits taken by one poll at most (then the next poll follows at once). */
 const BATCH = 100;
 
