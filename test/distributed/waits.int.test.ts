@@ -71,6 +71,27 @@ function configFor(prefix: string, slowMs: number) {
               { id: 'ok', type: 'success' },
             ],
           },
+          {
+            id: 'go',
+            path: '/go',
+            methods: ['POST'],
+            timeout: '20s',
+            steps: [
+              { id: 'start', type: 'start', links: [{ to: 'before' }] },
+              { id: 'before', type: 'event', eventMeta: local('Slow', { ms: slowMs }), links: [{ to: 'hold' }] },
+              {
+                id: 'hold',
+                type: 'wait',
+                signal: { name: 'go' },
+                timeout: '1h',
+                outputElement: '$.go',
+                links: [{ to: 'after', when: ['SIGNAL'] }],
+              },
+              { id: 'after', type: 'event', eventMeta: local('Slow', { ms: slowMs }), links: [{ to: 'count' }] },
+              { id: 'count', type: 'event', eventMeta: local('Count'), links: [{ to: 'ok' }] },
+              { id: 'ok', type: 'success' },
+            ],
+          },
         ],
       },
     },
@@ -195,5 +216,87 @@ describe('waits across two replicas on PostgreSQL', { skip }, () => {
     for (const l of finals)
       if (!restarted.has(l.key.replace(/:count$/, ':work')))
         assert.equal(finals.filter((f) => f.key === l.key).length, 1);
+  });
+
+  test('killed (-9) while parking, then while a signal is applied: every run parks, resumes once signalled, ends SUCCESS', async () => {
+    const prefix = uniquePrefix('wg');
+    const { stringify } = await import('yaml');
+    const cluster = await Cluster.create({
+      'sagaway.yaml': stringify(configFor(prefix, 800)),
+      'work.mjs': WORK_HANDLER,
+    });
+    const log = join(cluster.dir, 'handler.log');
+    cleanups.push(
+      () => cluster.close(),
+      () => dropStreams(NATS, prefix),
+      () => dropTables(prefix),
+    );
+    const env = { ...FAST, SAGAWAY_TEST_LOG: log };
+    const { port } = await cluster.gateway(env);
+    await cluster.runner('api', undefined, env);
+    await cluster.runner('api', undefined, env);
+    const killSlowOwner = async (since: number) => {
+      let pid = 0;
+      await waitUntil(
+        async () => {
+          const started = (await handlerLog(log)).slice(since).filter((l) => l.what === 'SlowStart');
+          pid = started[0]?.pid ?? 0;
+          return pid !== 0;
+        },
+        30_000,
+        20,
+      );
+      cluster.procs.find((p) => p.child.pid === pid)!.child.kill('SIGKILL');
+      await cluster.runner('api', undefined, env);
+    };
+    // the requests are in their first step (before parking) when their replica dies
+    const requests = Array.from({ length: 10 }, () => call(port, '/api/request/go', { method: 'POST', body: {} }));
+    await killSlowOwner(0);
+    const answers = await Promise.all(requests);
+    // A request the dead replica took but had not recorded yet ran nothing (its start record comes
+    // before its first step) and has no record: its caller got a 5xx. Every other run parks.
+    const recorded = async () => {
+      const all = await outcomes(
+        port,
+        answers.map((r) => r.headers.get('x-request-id')!),
+      );
+      return answers.filter((r) => all.get(r.headers.get('x-request-id')!) !== '404');
+    };
+    await waitUntil(
+      async () => {
+        const all = await outcomes(
+          port,
+          (await recorded()).map((r) => r.headers.get('x-request-id')!),
+        );
+        return [...all.values()].every((o) => o === 'WAITING');
+      },
+      60_000,
+      300,
+    );
+    const kept = await recorded();
+    const started = new Set((await handlerLog(log)).map((l) => l.key.split(':')[0]));
+    for (const r of answers) {
+      if (kept.includes(r)) continue;
+      assert.ok(r.status >= 500, 'only a failed request has no run');
+      assert.ok(!started.has(r.headers.get('x-request-id')!), 'a run without a record ran no step');
+    }
+    assert.ok(kept.length >= 1, `${kept.length} runs parked`);
+    const ids = kept.map((r) => r.headers.get('x-request-id')!);
+
+    const before = (await handlerLog(log)).length;
+    for (const id of ids) {
+      const res = await call(port, `/api/runs/${id}/signals/go`, { method: 'POST', body: { ok: true } });
+      assert.equal(res.status, 202, JSON.stringify(res.body));
+    }
+    // a replica dies in the middle of the step after a signal
+    await killSlowOwner(before);
+    await waitUntil(async () => [...(await outcomes(port, ids)).values()].every((o) => o === 'SUCCESS'), 90_000, 500);
+    const finals = (await handlerLog(log)).filter((l) => l.what === 'Count').map((l) => l.key);
+    assert.equal(new Set(finals).size, ids.length, 'every run reached its last step');
+    assert.ok(finals.length <= ids.length + 2, `the last step ran ${finals.length} times for ${ids.length} runs`);
+    for (const id of ids) {
+      const res = await call(port, `/api/runs/${id}/signals/go`, { method: 'POST', body: {} });
+      assert.equal(res.status, 404, 'a run that moved on takes no second signal');
+    }
   });
 });
