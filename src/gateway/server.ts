@@ -35,6 +35,7 @@ import { StreamRegistry } from './stream/limits.js';
 import { streamHandler } from './stream/route.js';
 import { registerWaitRoutes } from './waits/routes.js'; // waits:
 import { endSource } from './waits/prefer.js'; // waits:
+import { withoutToken } from './waits/callback-page.js'; // waits:
 import type { WaitSignals } from '../runner/waits/service.js'; // waits:
 
 /** Options of createGateway. */
@@ -192,7 +193,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       request.log.info(
         {
           method: request.method,
-          path: q < 0 ? request.url : request.url.slice(0, q),
+          path: withoutToken(q < 0 ? request.url : request.url.slice(0, q)), // waits: a callback token is a capability
           status: reply.statusCode,
           ms: Math.round(reply.elapsedTime),
           correlationId: correlationIdOf(request.headers),

@@ -29,3 +29,8 @@ export function callbackPage(
     '</body></html>'
   );
 }
+
+/** A request path as logged: a callback token is a capability, so it never reaches a log line. */
+export function withoutToken(path: string): string {
+  return path.startsWith('/api/callbacks/') ? '/api/callbacks/<token>' : path;
+}
