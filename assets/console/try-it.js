@@ -8,24 +8,6 @@ import { $, el, pretty, state } from './page.js';
 const MAX_STREAM_EVENTS = 500;
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
-/** An example value of a JSON Schema: its example, default or first enum value, else one of its type. */
-function fromSchema(schema, depth = 0) {
-  if (!schema || typeof schema !== 'object' || depth > 5) return null;
-  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
-  if ('example' in schema) return schema.example;
-  if ('default' in schema) return schema.default;
-  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
-  if ('const' in schema) return schema.const;
-  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
-  if (type === 'object' || (type === undefined && schema.properties)) {
-    const out = {};
-    for (const [k, v] of Object.entries(schema.properties ?? {})) out[k] = fromSchema(v, depth + 1);
-    return out;
-  }
-  if (type === 'array') return [fromSchema(schema.items, depth + 1)].filter((v) => v !== null);
-  return { string: '', integer: 0, number: 0, boolean: false }[type] ?? null;
-}
-
 /** The input of the saga's latest traced run: the parameters its start step saw, path parameters left out. */
 function fromRecentRun(saga) {
   const runs = [...state.runs.values()].filter(

@@ -1,6 +1,7 @@
 import { SagawayError } from '../core/errors.js';
 import { createLogger } from '../core/logger.js';
 import { createGateway } from '../gateway/server.js';
+import { gatewaySignals } from '../runner/waits/host-waits.js'; // waits:
 import { JournalReader } from '../runner/orchestrator/journal-reader.js';
 import { clusterMetrics } from '../runner/metrics.js';
 import { firstStatus } from '../runner/status.js';
@@ -58,9 +59,11 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
   // The console's live runs: the runners relay their traces over the cluster while it is watched,
   // and only when the file says so (gateway.console.natsTraces): by default no trace crosses the broker.
   const relay = settings.gateway.console.natsTraces ? cluster.traces() : undefined;
+  const waits = gatewaySignals(settings); // waits: signals and callbacks of parked runs
   const gateway = await createGateway({
     settings,
     service: cluster,
+    waits: waits.signals, // waits:
     log,
     ready,
     status: firstStatus([new JournalReader(journals), cluster.outcomeReader()]),
@@ -86,6 +89,7 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
   await untilStopped((signal) => log.info({ signal }, 'stopping'));
   await gateway.close();
   await cluster.close();
+  await waits.close(); // waits:
   await Promise.all(journals.map((j) => j.close().catch(() => undefined)));
   log.flush();
   return 0;

@@ -5,6 +5,7 @@ import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { GatewayMetrics } from '../gateway/http/helpers/metrics.js';
 import { Host } from '../runner/host.js';
 import { clusterMetrics, engineMetrics, runnerMetrics } from '../runner/metrics.js';
+import { waitMetrics } from '../runner/waits/metrics.js'; // waits:
 import { createState } from '../states/index.js';
 import { createCluster } from '../systems/index.js';
 import { noPositionals, type CliOptions } from './args.js';
@@ -50,6 +51,7 @@ export async function runnerCommand(options: CliOptions, positionals: string[]):
     traceMask: traceMasker(settings),
   });
   if (host.cluster) clusterMetrics(metrics.registry, host.cluster);
+  if (host.waits.stores.size > 0) waitMetrics(metrics.registry, () => host.waits.stats()); // waits:
   const ops = await startOpsServer(
     parsePort(options.port) ?? 0,
     options.host ?? settings.gateway.host,

@@ -10,6 +10,8 @@ import { configPath, loadChecked } from './load.js';
 import { parsePort } from './port.js';
 import { startedLine } from './started-line.js';
 import { traceMasker } from '../gateway/console/mask.js';
+import { withEmbeddedJournal } from '../runner/waits/check.js'; // waits:
+import { waitMetrics } from '../runner/waits/metrics.js'; // waits:
 
 /**
  * `sagaway start [--config FILE] [--port N] [--host H]`: the gateway and every runner of the file
@@ -19,7 +21,10 @@ import { traceMasker } from '../gateway/console/mask.js';
 export async function startCommand(options: CliOptions, positionals: string[]): Promise<number> {
   noPositionals('start', positionals);
   const file = configPath(options.config, true) as string;
-  const { settings, warnings } = await loadChecked(file);
+  const loaded = await loadChecked(file);
+  const { warnings } = loaded;
+  // waits: a runner with a wait step and no journal gets a SQLite one (runner/waits/check.ts)
+  const settings = withEmbeddedJournal(loaded.settings);
   const log = createLogger();
   for (const w of warnings) log.warn({ file: w.file, line: w.line, path: w.path }, w.message);
   const port = parsePort(options.port ?? process.env['PORT']) ?? settings.gateway.port ?? 8080;
@@ -39,11 +44,13 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
     ready: () => host.ready(),
     status: host.statusReader(),
     traces: [host.traces],
+    waits: host.waits.signals(), // waits:
   });
   // the engine's tries and compensations, on the gateway's /metrics (one process, one registry)
   const engine = engineMetrics(gateway.metrics.registry);
   for (const runner of host.runners.values()) runner.observe(engine);
   if (host.cluster) clusterMetrics(gateway.metrics.registry, host.cluster);
+  if (host.waits.stores.size > 0) waitMetrics(gateway.metrics.registry, () => host.waits.stats()); // waits:
   const listenHost = options.host ?? settings.gateway.host;
   const address = await gateway.listen(port, listenHost);
   const line = startedLine(settings, listenHost, address.port);

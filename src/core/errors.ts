@@ -78,6 +78,19 @@ export const ERROR_CODES = {
   SSRF_BLOCKED: { http: 403, title: 'SSRF Blocked', retryable: false },
   TASK_NOT_WAITING: { http: 409, title: 'Task Not Waiting', retryable: false },
 
+  // waits: wait steps, signals, callbacks (issue 21, docs/waits.md)
+  WAIT_TIMEOUT: { http: 504, title: 'Wait Timeout', retryable: false },
+  WAIT_REJECTED: { http: 409, title: 'Wait Rejected', retryable: false },
+  RUN_CANCELLED: { http: 409, title: 'Run Cancelled', retryable: false },
+  WAIT_NEEDS_JOURNAL: { http: 500, title: 'Wait Needs Journal', retryable: false },
+  WAIT_NOT_FOUND: { http: 404, title: 'Wait Not Found', retryable: false },
+  WAIT_RESOLVED: { http: 409, title: 'Wait Already Resolved', retryable: false },
+  CALLBACK_EXPIRED: { http: 410, title: 'Callback Expired', retryable: false },
+  SIGNAL_INVALID: { http: 400, title: 'Signal Invalid', retryable: false },
+  SIGNALS_EXHAUSTED: { http: 429, title: 'Signals Exhausted', retryable: true },
+  SELF_APPROVAL: { http: 403, title: 'Self Approval Not Allowed', retryable: false },
+  ALREADY_APPROVED: { http: 409, title: 'Already Approved', retryable: false },
+
   // Configuration (never reaches an HTTP client: the process refuses to start)
   CONFIG_INVALID: { http: 500, title: 'Configuration Invalid', retryable: false },
   API_METHODS_OVERLAP: { http: 500, title: 'API Methods Overlap', retryable: false },

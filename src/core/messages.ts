@@ -97,7 +97,10 @@ export interface RunStatus {
   requestId: string;
   /** the client's own X-Request-Id, when it sent one */
   correlationId?: string;
-  status: 'RUNNING' | 'DONE';
+  /** WAITING: parked on a wait step (issue 21) */
+  status: 'RUNNING' | 'DONE' | 'WAITING';
+  /** what a parked run waits for */
+  waitingOn?: unknown;
   outcome?: SagaResult['outcome'];
   http?: number;
   response?: unknown;
@@ -131,7 +134,7 @@ export interface JournaledRun {
   sagaId: string;
   method?: string;
   path?: string;
-  status: 'RUNNING' | 'DONE';
+  status: 'RUNNING' | 'DONE' | 'WAITING';
   outcome?: SagaResult['outcome'];
   http?: number;
   errorCode?: string;

@@ -64,7 +64,7 @@ export interface SagaRequest {
 }
 
 export type EventStatus = 'SUCCESS' | 'FAIL' | 'ACK' | 'TIMEOUT';
-export type Outcome = 'SUCCESS' | 'ACK' | 'FAIL' | 'TIMEOUT';
+export type Outcome = 'SUCCESS' | 'ACK' | 'FAIL' | 'TIMEOUT' | 'WAITING'; // waits: WAITING = parked (202)
 
 /** What a saga run ends with; the gateway maps it to HTTP (DESIGN §5). */
 export interface SagaResult {

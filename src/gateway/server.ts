@@ -28,6 +28,10 @@ import { fastifyTrustProxy, trustProxyWarning } from './http/helpers/trust-proxy
 import { registerOpenApi } from './http/routes/openapi.js';
 import { registerStatusRoute } from './http/routes/status.js';
 import { StreamRegistry } from './stream/limits.js';
+import { registerWaitRoutes } from './waits/routes.js'; // waits:
+import { endSource } from './waits/prefer.js'; // waits:
+import { withoutToken } from './waits/callback-page.js'; // waits:
+import type { WaitService } from '../core/waits.js'; // waits:
 
 /** Options of createGateway. */
 export interface GatewayOptions {
@@ -42,6 +46,8 @@ export interface GatewayOptions {
   status?: StatusSource;
   /** where the console's live runs come from (the host's TraceBus, or runners' traces over NATS) */
   traces?: readonly TraceSource[];
+  /** waits: signals, cancels and callbacks of parked runs (runner/waits/service.ts); absent = 404 */
+  waits?: WaitService;
 }
 
 /** Live counters, for tests and diagnostics. */
@@ -172,7 +178,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       request.log.info(
         {
           method: request.method,
-          path: q < 0 ? request.url : request.url.slice(0, q),
+          path: withoutToken(q < 0 ? request.url : request.url.slice(0, q)), // waits: a callback token is a capability
           status: reply.statusCode,
           ms: Math.round(reply.elapsedTime),
           correlationId: correlationIdOf(request.headers),
@@ -216,10 +222,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   }
   // Encapsulated: a form's routes take the hooks, parsers and error handler set above.
   const checks = inputs.active ? inputs : undefined;
-  await app.register(requestForm, { ctx, rate, keys, checks });
+  await app.register(requestForm, { ctx, rate, keys, checks, ends: endSource(options) }); // waits: ends
   await app.register(streamForm, { ctx, rate, sagas, checks });
   registerOps(app, metrics, options.ready);
   registerStatusRoute(app, ctx, options.status);
+  registerWaitRoutes(app, ctx, options.waits); // waits:
   if (settings.openapi) registerOpenApi(app, options.settings);
   if (settings.static !== undefined) await registerStatic(app, settings.static);
   const shown = settings.console;

@@ -25,6 +25,7 @@ import { HandlerRegistry, importHandlerModule, isModuleEntry } from './executor/
 import { Runner } from './orchestrator/runner.js';
 import { createSecretSource, type SecretSource } from './executor/secrets.js';
 import { firstStatus } from './status.js';
+import { HostWaits, type WaitClock } from './waits/host-waits.js'; // waits:
 
 /** What a process hosting runners is built from. */
 export interface HostOptions {
@@ -52,6 +53,8 @@ export interface HostOptions {
    * runner does not depend on the gateway. Default: the snapshots as core/trace.ts masks them.
    */
   traceMask?: ValueMask;
+  /** waits: the clock of wait steps' due times and the pollers; default the real one (tests move it) */
+  waitClock?: WaitClock;
 }
 
 /** How often finished runs past their retention are removed from the journals (runner.pruneJournal). */
@@ -79,8 +82,11 @@ export class Host implements SagaService {
   /** when the journals are pruned next (with the orphan scan, at most every PRUNE_INTERVAL_MS) */
   private pruneAt = 0;
   private closed = false;
+  /** waits: the wait stores, pollers and callback tokens of this process (runner/waits/) */
+  readonly waits: HostWaits;
 
   private constructor(private readonly options: HostOptions) {
+    this.waits = new HostWaits(options.settings, options.log, options.waitClock); // waits:
     const shown = options.settings.gateway.console;
     this.traces = new TraceBus(shown.snapshotBytes, shown.sample, compileMasker(shown.mask));
     this.instance = randomBytes(9).toString('base64url').replace(/[-_]/g, 'x');
@@ -111,6 +117,7 @@ export class Host implements SagaService {
       host.local.serve([...host.runners.values()]);
       host.cluster?.serve([...host.runners.values()], options.serveRequests ?? false, options.observer);
       host.startResumer();
+      host.startWaits(); // waits:
     } catch (e) {
       await host.close();
       throw e;
@@ -180,6 +187,15 @@ export class Host implements SagaService {
     this.resumeTimer.unref();
   }
 
+  /** waits: poll for due waits on every runner that parks (runner/waits/host-waits.ts). */
+  private startWaits(): void {
+    const parking = [...this.runners.values()].flatMap((r) => {
+      const alias = this.options.settings.runners[r.name]?.journal;
+      return r.parks && alias !== undefined ? [{ ...r.waitRunner(), journalAlias: alias }] : [];
+    });
+    this.waits.start(parking);
+  }
+
   /** Readiness of every state and system (name -> reachable). */
   async ready(): Promise<Record<string, boolean>> {
     const out: Record<string, boolean> = { ...this.cluster?.ready() };
@@ -199,6 +215,7 @@ export class Host implements SagaService {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.resumeTimer);
+    await this.waits.close(); // waits: pollers stop, their resumes end, before the states close
     // detached onFail sagas finish while states and systems are still open
     await Promise.all([...this.runners.values()].map((r) => r.drain()));
     this.tracePublisher?.stop();
@@ -244,6 +261,7 @@ export class Host implements SagaService {
         ...(this.options.engineObserver ? { observer: this.options.engineObserver } : {}),
         ...this.outcomesOf(settings, log),
         traces: this.traces,
+        ...(this.waits.bindingFor(settings) ? { waits: this.waits.bindingFor(settings)! } : {}), // waits:
         ...(settings.journal !== undefined
           ? {
               journal: new Journal(

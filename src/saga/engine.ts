@@ -22,6 +22,7 @@ import { responseOf, writeEventOutput, writeOutput, writeParsedOutput } from './
 import { realClock } from './retry.js';
 import { sendWithRetry } from './send.js';
 import { MAX_UNDO_BYTES, register, unwind, type Registration, type UnwindJournal, type UnwindState } from './unwind.js';
+import { waitStep, type ParkHook, type WaitResolution } from './wait-step.js'; // waits:
 
 export type { EngineDeps, EngineObserver } from './deps.js';
 export type { Registration, UnwindJournal } from './unwind.js';
@@ -32,6 +33,8 @@ export interface RunProgress {
   undo: readonly Registration[];
   /** visits of event steps so far (loops), so that a resumed run keeps its idempotency keys distinct */
   visits: Readonly<Record<string, number>>;
+  /** waits: the run began by consuming a wait's resolution (the journal then forgets it) */
+  resumedWait?: boolean;
 }
 
 /** One run of a saga. */
@@ -60,7 +63,9 @@ export interface SagaRun {
    */
   started?: () => Promise<void>;
   /** Continue a journaled run: start at `step` with `payload` instead of the start step. */
-  resume?: { step: string; payload: Payload; progress?: RunProgress };
+  resume?: { step: string; payload: Payload; progress?: RunProgress; waited?: WaitResolution }; // waits: waited
+  /** waits: stores a run that reaches a wait step (saga/wait-step.ts); absent = such a run fails */
+  park?: ParkHook;
   /** Continue a journaled run that was undoing its steps: the undos not yet done, then `result`. */
   resumeUnwind?: UnwindState & { result: SagaResult };
   /** the payload to start with instead of `{ parameters: input }` (an onFail saga's) */
@@ -159,6 +164,8 @@ interface RunState {
   started: (() => Promise<void>) | undefined;
   /** an event may have reached a handler (one that came back `sent: false` did not) */
   sent: boolean;
+  /** waits: the run began by consuming a wait's resolution */
+  resumedWait?: boolean;
 }
 
 /** How a step that does not end the run ended: the condition value, and its error if it failed. */
@@ -210,6 +217,7 @@ async function loop(
         await run.journal(next.id, state.payload, state.context, {
           undo: state.undo,
           visits: state.visits ? Object.fromEntries(state.visits) : {},
+          ...(state.resumedWait ? { resumedWait: true } : {}), // waits:
         });
       } catch (err) {
         state.journalFailed = true;
@@ -236,6 +244,8 @@ function runStep(scope: RunScope, step: CompiledStep, state: RunState): StepResu
       return transformStep(scope, step, state);
     case 'event':
       return eventStep(scope, step, state);
+    case 'wait': // waits:
+      return waitStep(scope, step, state);
   }
 }
 

@@ -1,10 +1,15 @@
 import { suggestion } from '../core/suggest.js';
-import type { RawEventMeta, RawRetry, RawSaga, RawStep } from './schema.js';
+import type { RawEventMeta, RawSaga, RawStep } from './schema.js';
 import { SagawayError } from '../core/errors.js';
 import { parsePathCached } from '../core/path.js';
 import { parseDuration } from '../core/units.js';
 import { compileExpression, type Expression } from './expression.js';
 import { parseElements, parseOutputSpec, type OutputSpec, type ParsedElements } from './payload.js';
+import { checkWaitStep, planWait, type WaitPlan } from './wait-plan.js'; // waits:
+import { checkTimer, checkUndoSettings } from './undo-check.js';
+import { planRetry, type RetryPlan } from './retry.js';
+
+export type { RetryPlan } from './retry.js';
 
 /**
  * A saga compiled for running: steps by id, links sorted by priority, expressions compiled and
@@ -55,15 +60,6 @@ export interface EventStep extends StepBase {
   readonly pivot: boolean;
 }
 
-/** An event step's `retry`, durations in ms and `on` as a set (undefined = the retryable codes). */
-export interface RetryPlan {
-  readonly attempts: number;
-  readonly backoffMs: number;
-  readonly maxBackoffMs: number;
-  readonly jitter: boolean;
-  readonly on: ReadonlySet<string> | undefined;
-}
-
 /** An event step's `compensate`: the undo event's settings and its own retry. */
 export interface CompensatePlan {
   readonly meta: CompiledEventMeta;
@@ -98,8 +94,15 @@ export interface FailStep extends StepBase {
   readonly compensate: boolean;
 }
 
+// waits: the `wait` step (issue 21): a timer or a signal; saga/wait-plan.ts
+/** `wait`: parks the run until a timer falls due or a signal comes (saga/wait-step.ts). */
+export interface WaitStep extends StepBase {
+  readonly type: 'wait';
+  readonly wait: WaitPlan<CompiledEventMeta>;
+}
+
 /** A compiled step: one variant per kind, each with exactly its own settings. */
-export type CompiledStep = StartStep | EventStep | TransformStep | ConditionStep | SuccessStep | FailStep;
+export type CompiledStep = StartStep | EventStep | TransformStep | ConditionStep | SuccessStep | FailStep | WaitStep;
 
 /**
  * An event step's settings as the orchestrator uses them: the raw form (what travels to the
@@ -235,44 +238,12 @@ function walk(saga: RawSaga, from: string[], next: (s: RawStep) => string[]): Se
  */
 export function eventMetasOf(step: RawStep): { meta: RawEventMeta; at: (string | number)[] }[] {
   const out: { meta: RawEventMeta; at: (string | number)[] }[] = [];
+  if (step.notify) out.push({ meta: step.notify.eventMeta, at: ['notify', 'eventMeta'] }); // waits:
   if (step.type !== 'event') return out;
   if (step.eventMeta) out.push({ meta: step.eventMeta, at: ['eventMeta'] });
   if (typeof step.compensate === 'object')
     out.push({ meta: step.compensate.eventMeta, at: ['compensate', 'eventMeta'] });
   return out;
-}
-
-/** Which step kinds may carry the settings of issue 12 (compensation, pivot, retry). */
-function checkUndoSettings(step: RawStep, i: number, err: (at: (string | number)[], m: string) => void): void {
-  if (step.compensate === false && step.type !== 'fail')
-    err(['steps', i, 'compensate'], 'only a fail step may say compensate: false');
-  if (typeof step.compensate === 'object' && step.type !== 'event')
-    err(['steps', i, 'compensate'], 'only an event step has a compensation');
-  if (step.pivot !== undefined && step.type !== 'event') err(['steps', i, 'pivot'], 'a pivot is an event step');
-  if (step.pivot === true && typeof step.compensate === 'object')
-    err(['steps', i, 'compensate'], 'a pivot cannot be undone: it has no compensation');
-  if (step.retry !== undefined && step.type !== 'event') err(['steps', i, 'retry'], 'only an event step retries');
-  for (const [retry, at] of [
-    [step.retry, ['steps', i, 'retry']],
-    [typeof step.compensate === 'object' ? step.compensate.retry : undefined, ['steps', i, 'compensate', 'retry']],
-  ] as const) {
-    if (!retry) continue;
-    const { backoffMs, maxBackoffMs } = planRetry(retry);
-    if (maxBackoffMs < backoffMs) err([...at, 'maxBackoff'], 'maxBackoff is shorter than backoff');
-    for (const key of ['backoff', 'maxBackoff'] as const) checkTimer(retry[key], [...at, key], err);
-  }
-}
-
-/** The longest delay a Node.js timer keeps (2^31 - 1 ms, about 24.8 days). */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/**
- * A duration the engine waits with a timer (saga and step timeouts, retry delays): Node.js runs
- * a timer longer than MAX_TIMER_MS after 1 ms instead, so such a saga would time out at once,
- * its unwind would be cut at once and its retries would not wait.
- */
-function checkTimer(value: unknown, at: (string | number)[], err: (at: (string | number)[], m: string) => void): void {
-  if ((parseDuration(value) ?? 0) > MAX_TIMER_MS) err(at, 'longer than 24 days (the longest timer Node.js keeps)');
 }
 
 function checkStepSettings(
@@ -282,6 +253,7 @@ function checkStepSettings(
   expressions: Map<RawStep, Expression>,
 ): void {
   checkUndoSettings(step, i, err);
+  checkWaitStep(step, i, err); // waits:
   const tryParse = (text: string | undefined, at: (string | number)[], output: boolean) => {
     if (text === undefined) return;
     try {
@@ -413,6 +385,8 @@ function planStep(s: RawStep, links: CompiledLink[], expression: Expression | un
       return { ...base, type: 'success', output, http: s.http ?? 200 };
     case 'fail':
       return { ...base, type: 'fail', error: s.error, compensate: s.compensate !== false };
+    case 'wait': // waits:
+      return { ...base, type: 'wait', wait: planWait(s, planEventMeta) };
     default:
       // the schema admits no other kind; a hand-made settings object might
       throw new SagawayError('CONFIG_INVALID', `step "${s.id}": unknown type "${String(s.type)}"`);
@@ -429,16 +403,5 @@ function planEventMeta(raw: RawEventMeta): CompiledEventMeta {
     timeoutMs: parseDuration(raw.timeout),
     followAck: raw.followAck === true,
     elements: placeholders ? undefined : Object.freeze({ input, output, parsed: parseElements(input, output) }),
-  });
-}
-
-/** A `retry` with its defaults filled (backoff 100 ms, maxBackoff 10 s, jitter on). */
-export function planRetry(raw: RawRetry): RetryPlan {
-  return Object.freeze({
-    attempts: raw.attempts,
-    backoffMs: parseDuration(raw.backoff) ?? 100,
-    maxBackoffMs: parseDuration(raw.maxBackoff) ?? 10_000,
-    jitter: raw.jitter ?? true,
-    on: raw.on ? new Set(raw.on) : undefined,
   });
 }

@@ -7,7 +7,7 @@ import { silentLogger } from '../core/logger.js';
 import type { EventMessage, EventReply } from '../core/messages.js';
 import type { EventStatus } from '../core/types.js';
 import { runSaga, type EngineDeps } from './engine.js';
-import { planRetry } from './graph.js';
+import { planRetry } from './retry.js';
 import { compileSaga } from '../testing/compile-saga.js';
 import { backoffDelay, type EngineClock } from './retry.js';
 import type { RawRetry } from './schema.js';

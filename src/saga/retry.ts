@@ -1,7 +1,8 @@
 import type { Cancellable } from '../core/cancel.js';
 import { ERROR_CODES, isKnownCode } from '../core/errors.js';
 import type { EventReply } from '../core/messages.js';
-import type { RetryPlan } from './graph.js';
+import { parseDuration } from '../core/units.js';
+import type { RawRetry } from './schema.js';
 
 /**
  * Retries of an event step (issue 12): which failed tries are tried again, and how long to wait
@@ -59,4 +60,24 @@ export function isRetried(plan: RetryPlan, reply: EventReply): boolean {
   const code = replyCode(reply);
   if (plan.on) return plan.on.has(reply.status) || plan.on.has(code);
   return isKnownCode(code) && ERROR_CODES[code].retryable;
+}
+
+/** An event step's `retry`, durations in ms and `on` as a set (undefined = the retryable codes). */
+export interface RetryPlan {
+  readonly attempts: number;
+  readonly backoffMs: number;
+  readonly maxBackoffMs: number;
+  readonly jitter: boolean;
+  readonly on: ReadonlySet<string> | undefined;
+}
+
+/** A `retry` with its defaults filled (backoff 100 ms, maxBackoff 10 s, jitter on). */
+export function planRetry(raw: RawRetry): RetryPlan {
+  return Object.freeze({
+    attempts: raw.attempts,
+    backoffMs: parseDuration(raw.backoff) ?? 100,
+    maxBackoffMs: parseDuration(raw.maxBackoff) ?? 10_000,
+    jitter: raw.jitter ?? true,
+    on: raw.on ? new Set(raw.on) : undefined,
+  });
 }

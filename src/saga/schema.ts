@@ -10,6 +10,7 @@ import {
 } from '../core/schema-kit.js';
 import type { EventMetaSpec } from '../core/messages.js';
 import type { JsonSchema } from '../core/json-schema.js';
+import { waitFields } from './wait-schema.js'; // waits:
 
 /**
  * The saga format (DESIGN §4, §6.1): sagas, steps, links and event settings. It lives with the
@@ -138,8 +139,9 @@ const StepType = Type.Union(
     Type.Literal('condition'),
     Type.Literal('success'),
     Type.Literal('fail'),
+    Type.Literal('wait'), // waits:
   ],
-  { description: 'one of start, event, transform, condition, success, fail' },
+  { description: 'one of start, event, transform, condition, success, fail, wait' },
 );
 
 export const StepSchema = Type.Object(
@@ -185,6 +187,7 @@ export const StepSchema = Type.Object(
       }),
     ),
     retry: Type.Optional(RetrySchema),
+    ...waitFields(EventMetaSchema), // waits: for, until, signal, approvals, timeout, notify
   },
   {
     ...strict,

@@ -18,6 +18,7 @@ import { inputFailures } from '../config/input-check.js';
 import type { SecretSource } from '../runner/executor/secrets.js';
 import { createState } from '../states/index.js';
 import { createCluster } from '../systems/index.js';
+import { withEmbeddedJournal } from '../runner/waits/check.js'; // waits:
 
 /**
  * A public test kit: write a configuration (object or YAML text) and any files it names (saga
@@ -30,6 +31,8 @@ export interface TestHostOptions {
   env?: NodeJS.ProcessEnv;
   log?: Logger;
   secrets?: SecretSource;
+  /** waits: the clock of wait steps and their pollers (move it to make a 72 h timer due at once) */
+  clock?: { now(): number };
 }
 
 /** A started test host. */
@@ -95,10 +98,11 @@ async function hostFor(
   options: Omit<TestHostOptions, 'files'>,
   cleanup: () => Promise<void>,
 ): Promise<TestHost> {
-  const { settings } = await loadConfig(file, {
+  const { settings: loaded } = await loadConfig(file, {
     ...(options.env ? { env: options.env } : {}),
     check: (s, report) => checkHandlers(s, BUILTIN_HANDLERS, report),
   });
+  const settings = withEmbeddedJournal(loaded); // waits: as `sagaway start` runs it
   const host = await Host.start({
     settings,
     log: options.log ?? silentLogger(),
@@ -106,6 +110,7 @@ async function hostFor(
     createState,
     createCluster,
     ...(options.secrets ? { secrets: options.secrets } : {}),
+    ...(options.clock ? { waitClock: options.clock } : {}), // waits:
   });
   const outputs = new OutputChecks(settings.runners);
   return {

@@ -56,6 +56,7 @@ export const KIND_COLOURS: Readonly<Record<StepType, { stroke: string; fill: str
   condition: { stroke: '#9a6700', fill: '#fff8c5' },
   success: { stroke: '#1a7f37', fill: '#dafbe1' },
   fail: { stroke: '#cf222e', fill: '#ffebe9' },
+  wait: { stroke: '#bc4c00', fill: '#fff1e5' }, // waits:
 };
 
 /**

@@ -134,6 +134,8 @@ function stepSettings(settings: Settings, runner: string, saga: CompiledSaga, st
         ...(step.error ? { error: step.error } : {}),
         ...(step.compensate ? {} : { compensate: false }),
       };
+    case 'wait': // waits: what the step waits for (never the signal schema's contents beyond its shape)
+      return { ...common, wait: waitSummary(raw) };
     default:
       return common;
   }
@@ -173,4 +175,20 @@ function maskerOf(settings: Settings): Masker {
   let masker = maskers.get(settings);
   if (masker === undefined) maskers.set(settings, (masker = compileMasker(settings.gateway.console.mask)));
   return masker;
+}
+
+/** waits: a wait step as the console shows it (issue 21). */
+function waitSummary(raw: CompiledStep['raw']): Record<string, unknown> {
+  return {
+    ...(raw.for !== undefined ? { for: raw.for } : {}),
+    ...(raw.until !== undefined ? { until: raw.until } : {}),
+    ...(raw.signal !== undefined
+      ? { signal: { name: raw.signal.name, key: raw.signal.key, roles: raw.signal.roles ?? [] } }
+      : {}),
+    ...(raw.approvals !== undefined ? { approvals: raw.approvals } : {}),
+    ...(raw.timeout !== undefined ? { timeout: raw.timeout } : {}),
+    ...(raw.notify !== undefined
+      ? { notify: { handler: raw.notify.eventMeta.handler, action: raw.notify.eventMeta.action } }
+      : {}),
+  };
 }

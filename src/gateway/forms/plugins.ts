@@ -18,6 +18,7 @@ import { isJsonContentType, usesBody } from '../request/input.js';
 import { requestHandler } from '../request/route.js';
 import { streamHandler } from '../stream/route.js';
 import type { InputChecks } from '../request/validate-input.js';
+import type { EndSource } from '../waits/prefer.js';
 import { admitter } from './admit.js';
 
 /**
@@ -75,8 +76,13 @@ function routeForm(
 }
 
 /** The one-shot form: `/api/request/<path>[.ext]`; a keyed request's response is stored by `keys`. */
-export const requestForm: FastifyPluginCallback<FormOptions & { keys: IdempotencyKeys }> = (app, options, done) => {
-  routeForm(app, options, 'request', requestHandler(options.ctx, options.keys, options.checks), options.keys.onSend);
+export const requestForm: FastifyPluginCallback<FormOptions & { keys: IdempotencyKeys; ends?: EndSource }> = (
+  app,
+  options,
+  done,
+) => {
+  const handler = requestHandler(options.ctx, options.keys, options.checks, options.ends);
+  routeForm(app, options, 'request', handler, options.keys.onSend);
   done();
 };
 

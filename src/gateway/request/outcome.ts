@@ -9,7 +9,7 @@ import { toProblem, type Problem } from '../http/helpers/problem.js';
 
 /** Status of a successful (SUCCESS or ACK) result. */
 export function successStatus(result: SagaResult): number {
-  if (result.outcome === 'ACK') return 202;
+  if (result.outcome === 'ACK' || result.outcome === 'WAITING') return 202; // waits: a parked run
   const http = result.http;
   return Number.isInteger(http) && http >= 200 && http < 300 ? http : 200;
 }

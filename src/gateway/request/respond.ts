@@ -23,6 +23,9 @@ export function sendResult(
     return sendProblem(reply, failureProblem(result, requestId));
   }
   const status = successStatus(result);
+  // waits: a parked run's outcome will be at its status (issue 21)
+  if (result.outcome === 'WAITING')
+    reply.header('location', `/api/status/${encodeURIComponent(result.runId ?? requestId)}`);
   if (status === 204 || status === 205) return reply.code(status).send();
   const rendered = render(format, result.response, maxResponse, admitted.api.settings.csp);
   if (rendered === TOO_LARGE) {

@@ -11,6 +11,7 @@ import type { IdempotencyKeys } from './idempotency-key.js';
 import type { InputChecks } from './validate-input.js';
 import { problemFor, sendProblem } from '../http/helpers/problem.js';
 import { correlationIdOf } from '../http/helpers/request-id.js';
+import { held, type EndSource } from '../waits/prefer.js'; // waits:
 
 /**
  * The one-shot form (`/api/request/<path>`, DESIGN §8): one saga run, one response in the
@@ -19,7 +20,12 @@ import { correlationIdOf } from '../http/helpers/request-id.js';
  * signal is aborted, unless the request holds an Idempotency-Key (`keys`): that run goes on,
  * so that its outcome is stored for the client's retry.
  */
-export function requestHandler(ctx: GatewayContext, keys?: IdempotencyKeys, inputs?: InputChecks) {
+export function requestHandler(
+  ctx: GatewayContext,
+  keys?: IdempotencyKeys,
+  inputs?: InputChecks,
+  ends?: EndSource, // waits:
+) {
   const maxResponse = ctx.settings.limits.maxResponse;
   return async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const admitted = request.sagaway!;
@@ -71,6 +77,9 @@ export function requestHandler(ctx: GatewayContext, keys?: IdempotencyKeys, inpu
       request.log.error({ err }, 'saga service failed');
       result = { outcome: 'FAIL', http: 500, error: toErrorInfo(err) };
     }
+    // waits: `Prefer: wait=N` holds a parked run's answer up to N s for its end (gateway/waits/prefer.ts)
+    if (result.outcome === 'WAITING' && ends !== undefined)
+      result = await held(ends, request, reply, req, result, () => gone);
     if (keyed) keys!.noteResult(request, result);
     if (gone) return reply;
     return sendResult(reply, request.id, admitted, format, result, maxResponse);

@@ -50,7 +50,7 @@ export async function recentRuns(states: readonly State[], limit: number): Promi
   return pages
     .flat()
     .map((rec) => rec.data)
-    .filter((d) => d['status'] === 'DONE' || d['status'] === 'RUNNING')
+    .filter((d) => d['status'] === 'DONE' || d['status'] === 'RUNNING' || d['status'] === 'WAITING') // waits:
     .map((d): JournaledRun => {
       const result = isObject(d['result']) ? (d['result'] as unknown as SagaResult) : undefined;
       const request = isObject(d['context']) && isObject(d['context']['request']) ? d['context']['request'] : {};
@@ -60,7 +60,7 @@ export async function recentRuns(states: readonly State[], limit: number): Promi
         sagaId: String(d['sagaId']),
         ...(typeof request['method'] === 'string' ? { method: request['method'] } : {}),
         ...(typeof request['path'] === 'string' ? { path: request['path'] } : {}),
-        status: d['status'] === 'DONE' ? 'DONE' : 'RUNNING',
+        status: d['status'] === 'DONE' ? 'DONE' : d['status'] === 'WAITING' ? 'WAITING' : 'RUNNING', // waits:
         ...(result ? { outcome: result.outcome, http: result.http } : {}),
         ...(result?.error ? { errorCode: result.error.code } : {}),
         startedAt: Number(d['startedAt']) || 0,
@@ -74,12 +74,13 @@ export async function recentRuns(states: readonly State[], limit: number): Promi
 /** A journal record as the status endpoint shows it (no payload, no input: only the outcome). */
 function statusOf(data: Record<string, unknown>): RunStatus {
   const result = isObject(data['result']) ? (data['result'] as unknown as SagaResult) : undefined;
-  const status = data['status'] === 'DONE' ? 'DONE' : 'RUNNING';
+  const status = data['status'] === 'DONE' ? 'DONE' : data['status'] === 'WAITING' ? 'WAITING' : 'RUNNING'; // waits:
   const iso = (v: unknown) => new Date(typeof v === 'number' ? v : 0).toISOString();
   return {
     requestId: String(data['requestId']),
     ...(typeof data['correlationId'] === 'string' ? { correlationId: data['correlationId'] } : {}),
     status,
+    ...(status === 'WAITING' && isObject(data['waitingOn']) ? { waitingOn: data['waitingOn'] } : {}), // waits:
     ...(result
       ? {
           outcome: result.outcome,

@@ -21,7 +21,7 @@ export interface JournalData {
   runId: string;
   /** process instance running it */
   owner: string;
-  status: 'RUNNING' | 'DONE';
+  status: 'RUNNING' | 'DONE' | 'WAITING'; // waits: WAITING = parked (runner/waits/)
   context: { request: RequestContext['request']; user: RequestContext['user'] };
   input: Record<string, unknown>;
   /** step to run next (absent: the start step) */

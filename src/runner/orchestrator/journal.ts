@@ -202,6 +202,7 @@ export class Journal {
         // Absent when empty: most sagas have neither compensations nor loops.
         ...(progress && progress.undo.length > 0 ? { undo: progress.undo } : {}),
         ...(progress && Object.keys(progress.visits).length > 0 ? { visits: progress.visits } : {}),
+        ...(progress?.resumedWait ? { waitResult: null } : {}), // waits: the run moved past its wait
         updatedAt: Date.now(),
       });
   }
@@ -247,6 +248,11 @@ export class Journal {
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }
+  }
+
+  /** waits: one write of a run's record (parking it: runner/waits/park.ts), as the stepper writes. */
+  patchRun(entry: JournalEntry, patch: Record<string, unknown>): Promise<void> {
+    return this.write(entry, patch);
   }
 
   /** One progress write, against the version this process last wrote (see stepper). */

@@ -2,6 +2,7 @@ import type { Lineage } from '../../core/lineage.js';
 import type { Logger } from '../../core/logger.js';
 import type { RequestContext, SagaResult } from '../../core/types.js';
 import { runSaga, type EngineDeps } from '../../saga/engine.js';
+import type { ParkHook, WaitResolution } from '../../saga/wait-step.js';
 import type { CompiledSaga } from '../../saga/graph.js';
 import type { Journal } from './journal.js';
 import type { JournalData, JournalEntry } from './journal-record.js';
@@ -24,6 +25,8 @@ export interface ResumeHost {
   engine(): EngineDeps;
   /** the lineage of a request's own run */
   rootLineage(): Lineage;
+  /** waits: parks a resumed run that reaches a wait step (runner/waits/); absent = no waits */
+  parkHook?(saga: CompiledSaga, entry: JournalEntry, runId: string): ParkHook;
   /** after a run ends: its onFail (on-fail.ts) */
   afterRun(
     saga: CompiledSaga,
@@ -68,6 +71,7 @@ export async function resumeOrphans(
           'resuming journaled saga',
         );
         const progress = { undo: d.undo ?? [], visits: d.visits ?? {} };
+        const waited = d['waitResult'] as WaitResolution | null | undefined; // waits: resumed from a wait
         result = await runSaga(host.engine(), {
           saga,
           input: d.input,
@@ -80,9 +84,13 @@ export async function resumeOrphans(
           ...(unwinding && d.undo
             ? { resumeUnwind: { undo: d.undo, done: unwinding.done, result: unwinding.result } }
             : {}),
-          ...(!unwinding && d.next && d.payload ? { resume: { step: d.next, payload: d.payload, progress } } : {}),
+          ...(!unwinding && d.next && d.payload
+            ? { resume: { step: d.next, payload: d.payload, progress, ...(waited ? { waited } : {}) } }
+            : {}),
+          ...(host.parkHook ? { park: host.parkHook(saga, entry, d.runId) } : {}), // waits:
         });
       }
+      if (result.outcome === 'WAITING') return; // waits: parked again
       await journal.finish(entry, result);
       if (saga) host.afterRun(saga, d.input, context, d.runId, result, lineage);
     }),

@@ -6,6 +6,7 @@ import type { Logger } from '../../core/logger.js';
 import type { RequestContext, SagaRequest, SagaResult } from '../../core/types.js';
 import type { StepTracer, TraceBus } from '../../core/trace.js';
 import { runSaga, type EngineDeps, type EngineObserver } from '../../saga/engine.js';
+import type { WaitRunner } from '../waits/resume.js';
 import type { CompiledSaga } from '../../saga/graph.js';
 import type { State } from '../../states/state.js';
 import type { EventMessage, EventReply } from '../../core/messages.js';
@@ -22,6 +23,7 @@ import { handlerEnv, type HandlerEnvHost } from './handler-env.js';
 import { OnFailRuns, type OnFailHost } from './on-fail.js';
 import { resumeOrphans, type ResumeHost } from './resume.js';
 import { authorize, reject, unrecorded } from './run-answers.js';
+import { waitRunnerOf, type RunnerWaits } from '../waits/runner-hooks.js'; // waits:
 
 /** What a runner is built from. */
 export interface RunnerDeps {
@@ -41,6 +43,8 @@ export interface RunnerDeps {
   outcomes?: OutcomeWriter;
   /** the process's run traces (the console); runs are traced only while someone listens */
   traces?: TraceBus;
+  /** waits: the wait store of the journal, its clock and tokens (runner/waits/); with `journal` */
+  waits?: RunnerWaits;
 }
 
 /**
@@ -97,6 +101,8 @@ export class Runner {
       engine: () => this.engineDeps(),
       rootLineage: () => this.rootLineage(),
       afterRun: (...args) => this.onFail.after(...args),
+      // waits: a resumed run that reaches a wait step parks again
+      ...(deps.waits ? { parkHook: (saga, entry, runId) => this.waitRunner().parkHook(saga, entry, runId) } : {}),
       dispatch: this.dispatchBound,
       start: (...args) => this.start(...args),
     };
@@ -118,6 +124,11 @@ export class Runner {
   /** Count the engine's tries and compensations (set once the process's metrics registry exists). */
   observe(observer: EngineObserver): void {
     this.observer = observer;
+  }
+
+  /** waits: whether this runner parks runs (a wait step, and a journal for it) */
+  get parks(): boolean {
+    return this.deps.waits !== undefined;
   }
 
   /** Whether this runner journals its runs. */
@@ -224,7 +235,9 @@ export class Runner {
       unwindJournal: journal.unwinder(entry),
       started: () => journal.started(entry),
       ...(trace ? { trace } : {}),
+      ...(this.deps.waits ? { park: this.waitRunner().parkHook(saga, entry, runId) } : {}), // waits:
     });
+    if (result.outcome === 'WAITING') return result; // waits: parked; the journal says so already
     // No answer without its record (issue 26 item 1): an outcome the journal did not take is
     // written later (journal.ts settle), and the caller gets 503, never the result.
     const settled = await journal.settle(entry, result);
@@ -253,6 +266,17 @@ export class Runner {
     const journal = this.deps.journal;
     if (!journal) return Promise.resolve(0);
     return resumeOrphans(this.host, journal, isLive);
+  }
+
+  /** waits: what resuming a parked run needs of this runner (runner/waits/resume.ts). */
+  waitRunner(): WaitRunner & { readonly deployment: string } {
+    return waitRunnerOf(this, this.deps, {
+      engineDeps: () => this.engineDeps(),
+      saga: (id) => this.routes.byId(id),
+      rootLineage: () => this.rootLineage(),
+      afterRun: (saga, d, context, result, lineage) =>
+        this.onFail.after(saga, d.input, context, d.runId, result, lineage),
+    });
   }
 
   private engineDeps(): EngineDeps {

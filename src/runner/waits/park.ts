@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import { Cancel } from '../../core/cancel.js';
+import { toErrorInfo } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import type { EventMessage, EventReply } from '../../core/messages.js';
+import type { Payload, RequestContext } from '../../core/types.js';
+import type { CompiledSaga } from '../../saga/graph.js';
+import type { ParkHook, ParkRequest, WaitingOn } from '../../saga/wait-step.js';
+import type { WaitStore } from '../../states/waits/store.js';
+import type { Journal } from '../orchestrator/journal.js';
+import type { JournalEntry } from '../orchestrator/journal-record.js';
+import type { CallbackTokens } from './tokens.js';
+
+/**
+ * Parking a run (issue 21). The order of the writes is what makes a crash at any moment lose
+ * nothing:
+ *
+ *   1. the wait row, leased to this process (PARK_LEASE_MS): no poller takes it yet;
+ *   2. a correlation signal kept before the wait existed is taken for it (the signal sender does
+ *      the mirror image: keep, then look for waits; one of the two always sees the other);
+ *   3. the journal record: WAITING at the wait step, with the payload and the progress;
+ *   4. the lease is dropped: from now on any replica's poller may resume the run.
+ *
+ * A crash after 1 leaves the journal RUNNING with a dead owner: the orphan scan resumes the run
+ * from its last journaled step, it reaches the wait again and parks it again over the same row
+ * (same step and visit: a resolution already there is kept). A crash after 3 leaves a lease that
+ * runs out. A poller that takes a row whose journal is not WAITING at that step leaves it alone
+ * (journal RUNNING: its owner or the orphan scan is on it) or removes it (the run ended).
+ */
+
+/** How long a parking process holds its new wait before the journal says WAITING. */
+export const PARK_LEASE_MS = 30_000;
+
+/** What the park hook of one run needs. */
+export interface ParkContext {
+  store: WaitStore;
+  journal: Journal;
+  entry: JournalEntry;
+  saga: CompiledSaga;
+  runId: string;
+  runner: string;
+  deployment: string;
+  instance: string;
+  now: () => number;
+  tokens: CallbackTokens;
+  log: Logger;
+  /** sends the notify event (the runner's dispatch) */
+  dispatch(event: EventMessage, cancel: Cancel): Promise<EventReply>;
+}
+
+/** The park hook (engine SagaRun.park) of one journaled run. */
+export function parkHook(p: ParkContext): ParkHook {
+  return async (request, payload, context, progress) => {
+    const now = p.now();
+    const dueAt = request.dueAt ?? now + (request.dueIn ?? 0);
+    const fresh = randomUUID();
+    await p.store.park(
+      {
+        waitId: fresh,
+        journalId: p.entry.id,
+        runId: p.runId,
+        runner: p.runner,
+        deployment: p.deployment,
+        sagaId: p.saga.id,
+        step: request.step,
+        visit: request.visit,
+        kind: request.kind,
+        signal: request.signal ?? null,
+        key: request.key ?? null,
+        dueAt,
+        caller: context.user && !context.user.anonymous ? context.user.sub : null,
+        createdAt: now,
+      },
+      p.instance,
+      now + PARK_LEASE_MS,
+    );
+    // the same wait parked again after a crash keeps its first id (and its resolution)
+    const row = await p.store.byRun(p.runId);
+    const waitId = row?.waitId ?? fresh;
+    if (row && row.resolution === null && request.signal !== undefined && request.key !== undefined) {
+      await takeKeptSignal(p, row.waitId, row.version, request.signal, request.key, now);
+    }
+    const waitingOn: WaitingOn = {
+      step: request.step,
+      kind: request.kind,
+      until: new Date(dueAt).toISOString(),
+      ...(request.signal !== undefined ? { signal: request.signal } : {}),
+      ...(request.key !== undefined ? { key: request.key } : {}),
+    };
+    await p.journal.patchRun(p.entry, {
+      status: 'WAITING',
+      next: request.step,
+      payload,
+      lastStatus: context.status ?? null,
+      lastError: context.error ?? null,
+      undo: progress.undo.length > 0 ? progress.undo : null,
+      visits: progress.visits,
+      waitingOn,
+      wait: { waitId, step: request.step, visit: request.visit },
+      waitResult: null,
+      updatedAt: Date.now(),
+    });
+    await p.store.unlease(waitId, p.instance).catch((err: unknown) => {
+      // the lease runs out on its own: the run is resumed PARK_LEASE_MS late at worst
+      p.log.warn({ err: toErrorInfo(err), runId: p.runId }, 'wait lease not dropped');
+    });
+    await notify(p, request, payload, context, waitId, dueAt);
+    return waitingOn;
+  };
+}
+
+/** Consume a signal kept for this wait's name and key, if one waits (see the order above). */
+async function takeKeptSignal(
+  p: ParkContext,
+  waitId: string,
+  version: number,
+  signal: string,
+  key: string,
+  now: number,
+): Promise<void> {
+  const kept = await p.store.takeSignal(signal, key, waitId, now);
+  if (kept === undefined) return;
+  const applied = await p.store.resolve(waitId, version, { value: 'SIGNAL', data: kept.data }, [], now);
+  // resolved otherwise in between (a cancel): the signal goes back for the next wait
+  if (!applied) await p.store.releaseSignal(kept.messageId, waitId);
+}
+
+/**
+ * The wait's `notify` event, once the wait is stored: its payload is the run's, with `wait`
+ * (run id, step, due time, and the callback URLs of a signal wait). At most once: a process
+ * killed between parking and this call sends none (docs/waits.md).
+ */
+async function notify(
+  p: ParkContext,
+  request: ParkRequest,
+  payload: Payload,
+  context: RequestContext,
+  waitId: string,
+  dueAt: number,
+): Promise<void> {
+  const step = p.saga.steps.get(request.step);
+  const meta = step?.type === 'wait' ? step.wait.notify : undefined;
+  if (meta === undefined) return;
+  const wait: Record<string, unknown> = { runId: p.runId, step: request.step, until: new Date(dueAt).toISOString() };
+  if (request.kind === 'signal') {
+    const token = p.tokens.sign({ waitId, runId: p.runId, step: request.step, visit: request.visit, expiresAt: dueAt });
+    wait['callbacks'] = {
+      approve: `/api/callbacks/${token}`,
+      reject: `/api/callbacks/${token}?decision=reject`,
+      signal: `/api/runs/${encodeURIComponent(p.runId)}/signals/${request.signal ?? ''}`,
+    };
+  }
+  const key = `${p.runId}:${request.step}:notify${request.visit > 1 ? `#${request.visit}` : ''}`;
+  const cancel = new Cancel();
+  const timer = setTimeout(() => cancel.abort(), meta.timeoutMs ?? 30_000);
+  try {
+    const reply = await p.dispatch(
+      {
+        id: randomUUID(),
+        runId: p.runId,
+        stepId: `${request.step}:notify`,
+        idempotencyKey: key,
+        stream: meta.stream,
+        meta: meta.raw,
+        payload: { ...payload, wait },
+        context,
+        deadline: Date.now() + (meta.timeoutMs ?? 30_000),
+      },
+      cancel,
+    );
+    if (reply.status !== 'SUCCESS' && reply.status !== 'ACK') {
+      p.log.warn({ runId: p.runId, step: request.step, code: reply.error?.code }, 'wait notify event failed');
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}

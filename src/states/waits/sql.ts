@@ -1,0 +1,316 @@
+import type { ParkRow, SignalRow, StoredResolution, WaitRow, WaitStats, WaitStore } from './store.js';
+
+/**
+ * The wait store in SQL, shared by SQLite and PostgreSQL (sql-open.ts gives the connection).
+ * Every state change is one statement guarded by what it expects (`resolution IS NULL AND
+ * version = $v`, `lease_until <= $now`, `consumed_by IS NULL`), so replicas and gateways racing
+ * on one wait or one signal settle on exactly one winner.
+ */
+
+/** One connection's way to run a statement with `$1`-numbered parameters and read its rows. */
+export interface SqlRunner {
+  query(sql: string, params: readonly unknown[]): Promise<Record<string, unknown>[]>;
+  close(): Promise<void>;
+}
+
+/** What differs between the two databases. */
+export interface WaitDialect {
+  /** a 64-bit integer (epoch milliseconds) */
+  bigint: string;
+  /** appended to the SELECT that picks waits to lease (PostgreSQL: `FOR UPDATE SKIP LOCKED`) */
+  lockRows: string;
+}
+
+const COLUMNS =
+  'wait_id, journal_id, run_id, runner, deployment, saga_id, step, visit, kind, signal, corr_key, due_at, resolution, approvals, caller, version, created_at';
+
+/** Signals deleted by one pruning pass at most. */
+const PRUNE_BATCH = 1000;
+
+export class SqlWaitStore implements WaitStore {
+  private readonly w: string;
+  private readonly s: string;
+  private opened: Promise<SqlRunner> | undefined;
+
+  constructor(
+    readonly kind: string,
+    private readonly table: string,
+    private readonly dialect: WaitDialect,
+    private readonly open: () => Promise<SqlRunner>,
+  ) {
+    this.w = `"${table}_waits"`;
+    this.s = `"${table}_signals"`;
+  }
+
+  /** The connection, opened and its tables made on first use; a failure is tried again by the next call. */
+  private db(): Promise<SqlRunner> {
+    this.opened ??= this.open()
+      .then(async (db) => {
+        await this.createTables(db).catch(async (err: unknown) => {
+          await db.close().catch(() => undefined);
+          throw err;
+        });
+        return db;
+      })
+      .catch((err: unknown) => {
+        this.opened = undefined;
+        throw err;
+      });
+    return this.opened;
+  }
+
+  private async createTables(db: SqlRunner): Promise<void> {
+    const b = this.dialect.bigint;
+    const ddl = [
+      `CREATE TABLE IF NOT EXISTS ${this.w} (wait_id TEXT PRIMARY KEY, journal_id TEXT NOT NULL UNIQUE, ` +
+        `run_id TEXT NOT NULL, runner TEXT NOT NULL, deployment TEXT NOT NULL, saga_id TEXT NOT NULL, ` +
+        `step TEXT NOT NULL, visit INTEGER NOT NULL, kind TEXT NOT NULL, signal TEXT, corr_key TEXT, ` +
+        `due_at ${b} NOT NULL, ready_at ${b} NOT NULL, resolution TEXT, approvals TEXT NOT NULL, caller TEXT, ` +
+        `lease_owner TEXT, lease_until ${b} NOT NULL, version INTEGER NOT NULL, created_at ${b} NOT NULL)`,
+      `CREATE INDEX IF NOT EXISTS "${this.table}_waits_ready" ON ${this.w} (runner, deployment, ready_at)`,
+      `CREATE INDEX IF NOT EXISTS "${this.table}_waits_run" ON ${this.w} (run_id)`,
+      `CREATE INDEX IF NOT EXISTS "${this.table}_waits_sig" ON ${this.w} (signal, corr_key, created_at)`,
+      `CREATE TABLE IF NOT EXISTS ${this.s} (message_id TEXT PRIMARY KEY, signal TEXT NOT NULL, corr_key TEXT NOT NULL, ` +
+        `data TEXT, keep_until ${b} NOT NULL, expires_at ${b} NOT NULL, consumed_by TEXT, created_at ${b} NOT NULL)`,
+      `CREATE INDEX IF NOT EXISTS "${this.table}_signals_key" ON ${this.s} (signal, corr_key, created_at)`,
+      `CREATE INDEX IF NOT EXISTS "${this.table}_signals_exp" ON ${this.s} (expires_at)`,
+    ];
+    // Two PostgreSQL replicas creating the tables at once: one sees a duplicate; the retry finds them.
+    for (const sql of ddl) {
+      await db.query(sql, []).catch((err: unknown) => {
+        const code = ((err as { cause?: { code?: string } }).cause ?? {}).code;
+        if (code === '23505' || code === '42P07' || code === '42710') return db.query(sql, []);
+        throw err;
+      });
+    }
+  }
+
+  async init(): Promise<void> {
+    await this.db();
+  }
+
+  async park(row: ParkRow, owner: string, leaseUntil: number): Promise<void> {
+    const db = await this.db();
+    // A run parked again at the same journal record (a resumed run that waits anew, or the same
+    // wait parked twice after a crash) replaces its row; a resolution already there is kept when
+    // it is the same wait (same step and visit), so a signal that came in between is not lost.
+    await db.query(
+      `INSERT INTO ${this.w} (${COLUMNS}, ready_at, lease_owner, lease_until) VALUES ` +
+        `($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, '[]', $13, 1, $14, $12, $15, $16) ` +
+        `ON CONFLICT (journal_id) DO UPDATE SET wait_id = CASE WHEN ${this.w}.step = excluded.step AND ${this.w}.visit = excluded.visit ` +
+        `THEN ${this.w}.wait_id ELSE excluded.wait_id END, ` +
+        `resolution = CASE WHEN ${this.w}.step = excluded.step AND ${this.w}.visit = excluded.visit THEN ${this.w}.resolution ELSE NULL END, ` +
+        `approvals = CASE WHEN ${this.w}.step = excluded.step AND ${this.w}.visit = excluded.visit THEN ${this.w}.approvals ELSE '[]' END, ` +
+        `ready_at = CASE WHEN ${this.w}.step = excluded.step AND ${this.w}.visit = excluded.visit AND ${this.w}.resolution IS NOT NULL ` +
+        `THEN ${this.w}.ready_at ELSE excluded.ready_at END, ` +
+        `run_id = excluded.run_id, runner = excluded.runner, deployment = excluded.deployment, saga_id = excluded.saga_id, ` +
+        `step = excluded.step, visit = excluded.visit, kind = excluded.kind, signal = excluded.signal, corr_key = excluded.corr_key, ` +
+        `due_at = excluded.due_at, caller = excluded.caller, lease_owner = excluded.lease_owner, ` +
+        `lease_until = excluded.lease_until, version = ${this.w}.version + 1`,
+      [
+        row.waitId,
+        row.journalId,
+        row.runId,
+        row.runner,
+        row.deployment,
+        row.sagaId,
+        row.step,
+        row.visit,
+        row.kind,
+        row.signal,
+        row.key,
+        row.dueAt,
+        row.caller,
+        row.createdAt,
+        owner,
+        leaseUntil,
+      ],
+    );
+  }
+
+  async unlease(waitId: string, owner: string): Promise<void> {
+    const db = await this.db();
+    await db.query(`UPDATE ${this.w} SET lease_until = 0, lease_owner = NULL WHERE wait_id = $1 AND lease_owner = $2`, [
+      waitId,
+      owner,
+    ]);
+  }
+
+  async claimReady(
+    runner: string,
+    deployment: string,
+    now: number,
+    owner: string,
+    leaseUntil: number,
+    limit: number,
+  ): Promise<WaitRow[]> {
+    const db = await this.db();
+    const rows = await db.query(
+      `UPDATE ${this.w} SET lease_owner = $4, lease_until = $5 WHERE wait_id IN (SELECT wait_id FROM ${this.w} ` +
+        `WHERE runner = $1 AND deployment = $2 AND ready_at <= $3 AND lease_until <= $3 ORDER BY ready_at LIMIT $6 ${this.dialect.lockRows}) ` +
+        `AND lease_until <= $3 RETURNING ${COLUMNS}`,
+      [runner, deployment, now, owner, leaseUntil, limit],
+    );
+    return rows.map(waitOf);
+  }
+
+  async byRun(runId: string): Promise<WaitRow | undefined> {
+    const db = await this.db();
+    const [row] = await db.query(
+      `SELECT ${COLUMNS} FROM ${this.w} WHERE run_id = $1 ORDER BY created_at DESC LIMIT 1`,
+      [runId],
+    );
+    return row === undefined ? undefined : waitOf(row);
+  }
+
+  async byId(waitId: string): Promise<WaitRow | undefined> {
+    const db = await this.db();
+    const [row] = await db.query(`SELECT ${COLUMNS} FROM ${this.w} WHERE wait_id = $1`, [waitId]);
+    return row === undefined ? undefined : waitOf(row);
+  }
+
+  async resolve(
+    waitId: string,
+    version: number,
+    resolution: StoredResolution | null,
+    approvals: string[],
+    now: number,
+  ): Promise<boolean> {
+    const db = await this.db();
+    const rows = await db.query(
+      `UPDATE ${this.w} SET resolution = $3, approvals = $4, version = version + 1, ` +
+        `ready_at = CASE WHEN $5 = 1 THEN $6 ELSE ready_at END ` +
+        `WHERE wait_id = $1 AND version = $2 AND resolution IS NULL RETURNING wait_id`,
+      [
+        waitId,
+        version,
+        resolution === null ? null : JSON.stringify(resolution),
+        JSON.stringify(approvals),
+        resolution === null ? 0 : 1,
+        now,
+      ],
+    );
+    return rows.length > 0;
+  }
+
+  async waitingFor(signal: string, key: string, limit: number): Promise<WaitRow[]> {
+    const db = await this.db();
+    const rows = await db.query(
+      `SELECT ${COLUMNS} FROM ${this.w} WHERE signal = $1 AND corr_key = $2 AND resolution IS NULL ORDER BY created_at LIMIT $3`,
+      [signal, key, limit],
+    );
+    return rows.map(waitOf);
+  }
+
+  async remove(waitId: string): Promise<void> {
+    const db = await this.db();
+    await db.query(`DELETE FROM ${this.w} WHERE wait_id = $1`, [waitId]);
+  }
+
+  async keepSignal(row: SignalRow, expiresAt: number): Promise<SignalRow | undefined> {
+    const db = await this.db();
+    const inserted = await db.query(
+      `INSERT INTO ${this.s} (message_id, signal, corr_key, data, keep_until, expires_at, consumed_by, created_at) ` +
+        `VALUES ($1, $2, $3, $4, $5, $6, NULL, $7) ON CONFLICT (message_id) DO NOTHING RETURNING message_id`,
+      [row.messageId, row.signal, row.key, JSON.stringify(row.data ?? null), row.keepUntil, expiresAt, Date.now()],
+    );
+    if (inserted.length > 0) return undefined;
+    const [old] = await db.query(
+      `SELECT message_id, signal, corr_key, data, keep_until, consumed_by FROM ${this.s} WHERE message_id = $1`,
+      [row.messageId],
+    );
+    return old === undefined ? undefined : signalOf(old);
+  }
+
+  async takeSignal(signal: string, key: string, waitId: string, now: number): Promise<SignalRow | undefined> {
+    const db = await this.db();
+    const [row] = await db.query(
+      `UPDATE ${this.s} SET consumed_by = $3 WHERE message_id = (SELECT message_id FROM ${this.s} ` +
+        `WHERE signal = $1 AND corr_key = $2 AND consumed_by IS NULL AND keep_until > $4 ORDER BY created_at LIMIT 1 ${this.dialect.lockRows}) ` +
+        `AND consumed_by IS NULL RETURNING message_id, signal, corr_key, data, keep_until, consumed_by`,
+      [signal, key, waitId, now],
+    );
+    return row === undefined ? undefined : signalOf(row);
+  }
+
+  async claimSignal(messageId: string, waitId: string): Promise<boolean> {
+    const db = await this.db();
+    const rows = await db.query(
+      `UPDATE ${this.s} SET consumed_by = $2 WHERE message_id = $1 AND consumed_by IS NULL RETURNING message_id`,
+      [messageId, waitId],
+    );
+    return rows.length > 0;
+  }
+
+  async releaseSignal(messageId: string, waitId: string): Promise<void> {
+    const db = await this.db();
+    await db.query(`UPDATE ${this.s} SET consumed_by = NULL WHERE message_id = $1 AND consumed_by = $2`, [
+      messageId,
+      waitId,
+    ]);
+  }
+
+  async keptCount(now: number): Promise<number> {
+    const db = await this.db();
+    const [row] = await db.query(`SELECT COUNT(*) AS n FROM ${this.s} WHERE consumed_by IS NULL AND keep_until > $1`, [
+      now,
+    ]);
+    return Number(row?.['n'] ?? 0);
+  }
+
+  async stats(now: number): Promise<WaitStats> {
+    const db = await this.db();
+    const [w] = await db.query(
+      `SELECT COUNT(*) AS parked, COALESCE(SUM(CASE WHEN ready_at <= $1 THEN 1 ELSE 0 END), 0) AS due FROM ${this.w}`,
+      [now],
+    );
+    return { parked: Number(w?.['parked'] ?? 0), due: Number(w?.['due'] ?? 0), kept: await this.keptCount(now) };
+  }
+
+  async prune(now: number): Promise<void> {
+    const db = await this.db();
+    await db.query(
+      `DELETE FROM ${this.s} WHERE message_id IN (SELECT message_id FROM ${this.s} WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`,
+      [now, PRUNE_BATCH],
+    );
+  }
+
+  async close(): Promise<void> {
+    const opened = this.opened;
+    this.opened = undefined;
+    if (opened) await (await opened.catch(() => undefined))?.close();
+  }
+}
+
+function waitOf(r: Record<string, unknown>): WaitRow {
+  return {
+    waitId: String(r['wait_id']),
+    journalId: String(r['journal_id']),
+    runId: String(r['run_id']),
+    runner: String(r['runner']),
+    deployment: String(r['deployment']),
+    sagaId: String(r['saga_id']),
+    step: String(r['step']),
+    visit: Number(r['visit']),
+    kind: r['kind'] === 'timer' ? 'timer' : 'signal',
+    signal: typeof r['signal'] === 'string' ? r['signal'] : null,
+    key: typeof r['corr_key'] === 'string' ? r['corr_key'] : null,
+    dueAt: Number(r['due_at']),
+    resolution: typeof r['resolution'] === 'string' ? (JSON.parse(r['resolution']) as StoredResolution) : null,
+    approvals: typeof r['approvals'] === 'string' ? (JSON.parse(r['approvals']) as string[]) : [],
+    caller: typeof r['caller'] === 'string' ? r['caller'] : null,
+    version: Number(r['version']),
+    createdAt: Number(r['created_at']),
+  };
+}
+
+function signalOf(r: Record<string, unknown>): SignalRow {
+  return {
+    messageId: String(r['message_id']),
+    signal: String(r['signal']),
+    key: String(r['corr_key']),
+    data: typeof r['data'] === 'string' ? JSON.parse(r['data']) : null,
+    keepUntil: Number(r['keep_until']),
+    consumedBy: typeof r['consumed_by'] === 'string' ? r['consumed_by'] : null,
+  };
+}
