@@ -38,7 +38,10 @@ test('the generated validators judge every example and broken fixture as Ajv com
   const cwd = ROOT.pathname;
   const configs = await glob(['examples/*/sagaway.yaml', 'test/fixtures/*/*.yaml'], { cwd, absolute: true });
   const sagaFiles = await glob(['examples/*/sagas/*.yaml', 'test/fixtures/*/sagas/*.yaml'], { cwd, absolute: true });
-  assert.ok(configs.length >= 10 && sagaFiles.length >= 4, `found ${configs.length} configs, ${sagaFiles.length} saga files`);
+  assert.ok(
+    configs.length >= 10 && sagaFiles.length >= 4,
+    `found ${configs.length} configs, ${sagaFiles.length} saga files`,
+  );
   let invalid = 0;
   const cases: [ValidateFunction, ValidateFunction, string[]][] = [
     [runtime.config, generated.config, configs],
