@@ -82,15 +82,20 @@ try {
     `Node ${serverNodeVersion()}, load average ${load.join(' ')} at start, ${values.connections} connections, ` +
       `median of ${values.rounds} interleaved rounds of ${values.seconds} s (${minutes} min)\n`,
   );
-  console.log('| part | CPU µs/req | marginal µs/req | req/s |');
-  console.log('|---|---|---|---|');
+  console.log('| part | CPU µs/req (median) | marginal | CPU µs/req (least-loaded round) | marginal | req/s |');
+  console.log('|---|---|---|---|---|---|');
   ROWS.forEach((row, i) => {
     const r = res[row.label];
     const before = row.after === undefined ? undefined : res[ROWS[row.after].label];
-    const marginal = before ? r.cpuUs - before.cpuUs : undefined;
-    const m = marginal === undefined ? '—' : `${marginal >= 0 ? '+' : ''}${marginal.toFixed(1)}`;
-    const vs = row.after === undefined || row.after === i - 1 ? '' : ` (vs row ${row.after + 1})`;
-    console.log(`| ${i + 1}. ${row.label} | ${r.cpuUs.toFixed(1)} | ${m}${vs} | ${Math.round(r.rps)} |`);
+    const vs = row.after === undefined || row.after === i - 1 ? '' : ` (vs ${row.after + 1})`;
+    const diff = (key) => {
+      if (!before) return '—';
+      const d = r[key] - before[key];
+      return `${d >= 0 ? '+' : ''}${d.toFixed(1)}${vs}`;
+    };
+    console.log(
+      `| ${i + 1}. ${row.label} | ${r.cpuUs.toFixed(1)} | ${diff('cpuUs')} | ${r.cpuUsMin.toFixed(1)} | ${diff('cpuUsMin')} | ${Math.round(r.rps)} |`,
+    );
   });
 } finally {
   await Promise.all(servers.map((s) => s.stop()));
