@@ -13,7 +13,7 @@ export default {
   testRunner: 'command',
   // The instrumented sources (all mutants switched by __STRYKER_ACTIVE_MUTANT__) are compiled once
   // per run, in the sandbox; each mutant then only runs the module's compiled tests.
-  buildCommand: 'tsc -p tsconfig.json',
+  buildCommand: 'npm run build',
   // --test-force-exit: a mutant that leaves a timer or socket open must not keep the run alive
   // until Stryker's timeout. MUTATE_TESTS (compiled test files, space-separated) runs the mutants against other tests, e.g.
   // the module's tests as they were before TESTING.md's additions.

@@ -78,7 +78,9 @@ export async function compareHttp(targets, { connections, seconds, rounds, warmu
     const mid = rs.find((x) => x.rps === rps);
     const pids = targets.find((t) => t.name === name)?.pids ?? [];
     const peakRss = pids.reduce((a, pid) => a + peakRssOf(pid), 0);
-    out[name] = { rps, p50: mid.p50, p99: mid.p99, cpuUs: median(rs.map((x) => x.cpuUs)), peakRss };
+    // cpuUsMin: the round with the least contention, a lower bound that other jobs move less
+    const cpuUsMin = Math.min(...rs.map((x) => x.cpuUs));
+    out[name] = { rps, p50: mid.p50, p99: mid.p99, cpuUs: median(rs.map((x) => x.cpuUs)), cpuUsMin, peakRss };
   }
   return out;
 }

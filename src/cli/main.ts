@@ -1,17 +1,27 @@
 #!/usr/bin/env node
-import { adminCommand } from './admin.js';
 import { ConfigError, formatIssue, SagawayError } from '../core/errors.js';
-import { COMMAND_OPTIONS, parseCommandArgs } from './args.js';
-import { gatewayCommand } from './gateway.js';
+import { parseCommandArgs, type CliOptions } from './args.js';
 import { COMMAND_HELP, USAGE } from './help.js';
-import { initCommand } from './init/command.js';
 import { packageVersion } from './package-info.js';
-import { routesCommand } from './routes.js';
-import { runCommand } from './run.js';
-import { runnerCommand } from './runner.js';
-import { startCommand } from './start.js';
-import { tokenCommand } from './token.js';
-import { validateCommand } from './validate.js';
+
+type Command = (options: CliOptions, positionals: string[]) => Promise<number>;
+
+/**
+ * Each command's module, loaded only when that command runs: `sagaway --version` and `--help`
+ * load none of them, and `validate` loads neither fastify nor a broker or store client
+ * (docs/cli.md, "Start-up cost").
+ */
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  start: async () => (await import('./start.js')).startCommand,
+  gateway: async () => (await import('./gateway.js')).gatewayCommand,
+  runner: async () => (await import('./runner.js')).runnerCommand,
+  validate: async () => (await import('./validate.js')).validateCommand,
+  run: async () => (await import('./run.js')).runCommand,
+  routes: async () => (await import('./routes.js')).routesCommand,
+  token: async () => (await import('./token.js')).tokenCommand,
+  admin: async () => (await import('./admin.js')).adminCommand,
+  init: async () => (await import('./init/command.js')).initCommand,
+};
 
 /** Entry point of the `sagaway` executable. Errors are printed as one line each, never a stack. */
 async function main(argv: string[]): Promise<number> {
@@ -26,7 +36,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${packageVersion()}\n`);
     return 0;
   }
-  if (!Object.hasOwn(COMMAND_OPTIONS, command)) {
+  if (!Object.hasOwn(COMMANDS, command)) {
     process.stderr.write(`sagaway: unknown command "${command}"\n\n${USAGE}\n`);
     return 2;
   }
@@ -35,26 +45,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${COMMAND_HELP[command] ?? USAGE}\n`);
     return 0;
   }
-  switch (command) {
-    case 'start':
-      return startCommand(options, positionals);
-    case 'gateway':
-      return gatewayCommand(options, positionals);
-    case 'runner':
-      return runnerCommand(options, positionals);
-    case 'validate':
-      return validateCommand(options, positionals);
-    case 'run':
-      return runCommand(options, positionals);
-    case 'routes':
-      return routesCommand(options, positionals);
-    case 'token':
-      return tokenCommand(options, positionals);
-    case 'admin':
-      return adminCommand(options, positionals);
-    default:
-      return initCommand(options, positionals);
-  }
+  const run = await (COMMANDS[command] as () => Promise<Command>)();
+  return run(options, positionals);
 }
 
 main(process.argv.slice(2)).then(

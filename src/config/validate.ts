@@ -1,23 +1,13 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import type { ConfigIssue } from '../core/errors.js';
-import { ConfigSchema, SagaFileSchema } from './schema.js';
+import * as validators from './validators.generated.js';
 import type { YamlSource } from './yaml-source.js';
 
 /**
  * JSON Schema validation of the configuration and of saga files, with each error turned into a
- * located issue `FILE:LINE:COL PATH: message` (DESIGN §3).
+ * located issue `FILE:LINE:COL PATH: message` (DESIGN §3). The validators are compiled from
+ * the schema at build time (write-validators.ts), not here.
  */
-
-let validators: { config: ValidateFunction; sagaFile: ValidateFunction } | undefined;
-
-function getValidators() {
-  if (!validators) {
-    // coerceTypes: `${env:PORT:-8080}` is a string after substitution but the port is a number.
-    const ajv = new Ajv({ allErrors: true, verbose: true, strict: false, discriminator: true, coerceTypes: true });
-    validators = { config: ajv.compile(ConfigSchema), sagaFile: ajv.compile(SagaFileSchema) };
-  }
-  return validators;
-}
 
 type Seg = string | number;
 
@@ -34,13 +24,13 @@ export function formatPath(path: readonly Seg[]): string {
 
 /** Validate a whole config value; `data` may be changed in place (type coercion). */
 export function validateConfig(data: unknown, source: YamlSource): ConfigIssue[] {
-  const v = getValidators().config;
+  const v = validators.config;
   return v(data) ? [] : toIssues(v.errors ?? [], data, source, [], []);
 }
 
 /** Validate a saga file's value (one saga or a list); `display` prefixes the reported paths. */
 export function validateSagaFile(data: unknown, source: YamlSource, display: readonly Seg[] = []): ConfigIssue[] {
-  const v = getValidators().sagaFile;
+  const v = validators.sagaFile;
   return v(data) ? [] : toIssues(v.errors ?? [], data, source, [], display);
 }
 

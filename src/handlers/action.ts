@@ -1,6 +1,7 @@
 import { SagawayError } from '../core/errors.js';
 import { isForbiddenKey, isObject } from '../core/path.js';
-import { EventMetaSchema, type RawEventMeta } from '../config/schema.js';
+import type { RawEventMeta } from '../config/schema.js';
+import { eventMetaFields } from '../config/validators.generated.js';
 import type { ActionContext, HandlerEnv, HandlerFactory } from './api.js';
 import { readSlot } from './action-slot.js';
 import type { EventReply } from '../core/messages.js';
@@ -24,9 +25,10 @@ import { checkIdLength, domainState, objectInput, stringParameter } from './para
 
 /**
  * Template fields that are event settings: exactly the properties of a step's `eventMeta`, read
- * from the schema so the two cannot drift. Other keys of a record (e.g. `description`) are ignored.
+ * from the schema (at build time, see config/write-validators.ts) so the two cannot drift. Other
+ * keys of a record (e.g. `description`) are ignored.
  */
-const META_FIELDS: readonly string[] = Object.keys(EventMetaSchema.properties);
+const META_FIELDS: readonly string[] = eventMetaFields;
 
 /** The fields whose slots the executing runner's inject pass fills (see injectSettings). */
 const INJECTED_FIELDS: ReadonlySet<string> = new Set(['domain', 'inputElement', 'outputElement', 'parameters']);

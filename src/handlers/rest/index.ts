@@ -1,16 +1,13 @@
 import type { HttpSystemSettings, Settings } from '../../config/settings.js';
 import { SagawayError } from '../../core/errors.js';
 import type { ActionContext, HandlerDefinition, HandlerEnv, HandlerFactory } from '../api.js';
-import { RestClient, type RestClientOptions } from './client.js';
+import type { RestClient, RestClientOptions } from './client.js';
 import { buildRequest } from './request.js';
 
 /**
  * The `rest` built-in handler (DESIGN §6.8): `CallRest` version 0 calls the `http` system named
  * by the step's `domain`. See docs/handlers/rest.md for parameters, errors and the SSRF policy.
  */
-
-export { RestClient, type RestClientOptions } from './client.js';
-export { classifyAddress, refusedCategory, assertUrlAllowed, type AddressCategory } from './address-policy.js';
 
 /** The `http` system called `domain`, or DOMAIN_NOT_FOUND. */
 export function httpSystem(settings: Settings, domain: string | undefined): HttpSystemSettings {
@@ -36,10 +33,13 @@ export function createRestHandler(options: RestClientOptions = {}): HandlerFacto
     // one pooled client per system and runner; idle sockets are unref'd by undici, so nothing
     // here keeps the process alive
     const clients = new Map<string, RestClient>();
-    const clientFor = (system: HttpSystemSettings): RestClient => {
+    const clientFor = async (system: HttpSystemSettings): Promise<RestClient> => {
       let client = clients.get(system.name);
       if (!client) {
-        client = new RestClient(system, options);
+        // the client (and undici) is loaded at the first call, not when the handler is listed:
+        // `sagaway validate` and runners that never call out do not pay for it
+        const { RestClient } = await import('./client.js');
+        client = clients.get(system.name) ?? new RestClient(system, options);
         clients.set(system.name, client);
       }
       return client;
@@ -53,7 +53,7 @@ export function createRestHandler(options: RestClientOptions = {}): HandlerFacto
       if (!SAFE_METHODS.has(request.method) && HEADER_SAFE.test(ctx.idempotencyKey)) {
         request.headers['idempotency-key'] ??= ctx.idempotencyKey;
       }
-      const response = await clientFor(system).send(request, ctx.signal, ctx.log);
+      const response = await (await clientFor(system)).send(request, ctx.signal, ctx.log);
       return response.body;
     };
     return { name: 'rest', actions: { CallRest: { 0: callRest } } };

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { glob } from 'tinyglobby';
+import { parse } from 'yaml';
+import { ConfigSchema, EventMetaSchema, SagaFileSchema } from './schema.js';
+import * as generated from './validators.generated.js';
+import { AJV_OPTIONS, VALIDATORS_FILE, validatorsText } from './write-validators.js';
+
+const ROOT = new URL('../../../', import.meta.url);
+
+test('the shipped validators are generated from the current schema (run `npm run build` when this fails)', () => {
+  assert.equal(readFileSync(VALIDATORS_FILE, 'utf8'), validatorsText());
+});
+
+test('eventMetaFields are the properties of the eventMeta schema', () => {
+  assert.deepEqual(generated.eventMetaFields, Object.keys(EventMetaSchema.properties));
+});
+
+/** What a validator says about a value: valid or not, its errors, and the value after coercion. */
+function verdict(v: ValidateFunction, value: unknown) {
+  const data: unknown = structuredClone(value);
+  const ok = v(data);
+  const errors = (v.errors ?? []).map((e) => ({
+    path: e.instancePath,
+    keyword: e.keyword,
+    params: e.params,
+    message: e.message,
+    description: (e.parentSchema as { description?: string } | undefined)?.description,
+  }));
+  return { ok, errors, data };
+}
+
+test('the generated validators judge every example and broken fixture as Ajv compiling the schema does', async () => {
+  const ajv = new Ajv(AJV_OPTIONS);
+  const runtime = { config: ajv.compile(ConfigSchema), sagaFile: ajv.compile(SagaFileSchema) };
+  const cwd = ROOT.pathname;
+  const configs = await glob(['examples/*/sagaway.yaml', 'test/fixtures/*/*.yaml'], { cwd, absolute: true });
+  const sagaFiles = await glob(['examples/*/sagas/*.yaml', 'test/fixtures/*/sagas/*.yaml'], { cwd, absolute: true });
+  assert.ok(
+    configs.length >= 10 && sagaFiles.length >= 4,
+    `found ${configs.length} configs, ${sagaFiles.length} saga files`,
+  );
+  let invalid = 0;
+  const cases: [ValidateFunction, ValidateFunction, string[]][] = [
+    [runtime.config, generated.config, configs],
+    [runtime.sagaFile, generated.sagaFile, sagaFiles],
+  ];
+  for (const [compiled, shipped, files] of cases) {
+    for (const file of files) {
+      let value: unknown;
+      try {
+        value = parse(readFileSync(file, 'utf8'));
+      } catch {
+        continue; // a YAML syntax fixture never reaches the validator
+      }
+      const expected = verdict(compiled, value);
+      assert.deepEqual(verdict(shipped, value), expected, file);
+      if (!expected.ok) invalid++;
+    }
+  }
+  assert.ok(invalid >= 2, `the broken fixtures exercise the error path (${invalid} invalid)`);
+});

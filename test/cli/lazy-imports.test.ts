@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+
+/**
+ * The command line starts at once (docs/cli.md, "Start-up cost") because each command's module is
+ * imported when it runs and the config validators are compiled at build time. This walks the
+ * static imports of the compiled modules (dynamic `import()` is not followed) and checks which
+ * packages a command loads before it does anything: adding a static import of fastify, a broker
+ * client or TypeBox to the config loader would make every `sagaway validate` pay for it.
+ */
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
+const STATIC_IMPORT = /^(?:import|export)\s[^;]*?from\s+'([^']+)'|^import\s+'([^']+)'/gm;
+
+/** The packages (not node: builtins) statically reachable from `entry`, a path under dist/src. */
+function packagesOf(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const packages = new Set<string>();
+  const walk = (file: string): void => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const m of readFileSync(file, 'utf8').matchAll(STATIC_IMPORT)) {
+      const spec = (m[1] ?? m[2]) as string;
+      if (spec.startsWith('.')) walk(resolve(dirname(file), spec));
+      else if (!spec.startsWith('node:'))
+        packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] as string));
+    }
+  };
+  walk(join(SRC, entry));
+  return packages;
+}
+
+test('sagaway --version and --help load no package at all', () => {
+  assert.deepEqual([...packagesOf('cli/main.js')], []);
+});
+
+test('sagaway validate loads only the YAML parser, the glob, JSONata and the logger', () => {
+  const loaded = [...packagesOf('cli/validate.js')].sort();
+  assert.deepEqual(loaded, ['jsonata', 'pino', 'tinyglobby', 'yaml']);
+});
+
+test('the walk sees static imports: sagaway start loads fastify', () => {
+  assert.ok(packagesOf('cli/start.js').has('fastify'));
+});
