@@ -39,6 +39,10 @@ export const DEFAULT_STATUS_TTL_MS = 24 * 3600_000;
 export const DEFAULT_STATUS_MAX_BYTES = 64 * 1024;
 /** How often journaled runs whose process is gone are looked for unless `resumeInterval` says otherwise. */
 export const DEFAULT_RESUME_INTERVAL_MS = 5000;
+/** How often due or decided waits are looked for unless `waitPoll` says otherwise. */
+export const DEFAULT_WAIT_POLL_MS = 1000;
+/** How long a taken wait is held unless `waitLease` says otherwise. */
+export const DEFAULT_WAIT_LEASE_MS = 30_000;
 
 export function compileRunner(
   name: string,
@@ -100,6 +104,8 @@ export function compileRunner(
     ...(r.journal !== undefined ? { journal: r.journal } : {}),
     journalRetentionMs: ms(r.journalRetention, DEFAULT_JOURNAL_RETENTION_MS),
     resumeIntervalMs: ms(r.resumeInterval, DEFAULT_RESUME_INTERVAL_MS),
+    waitPollMs: ms(r.waitPoll, DEFAULT_WAIT_POLL_MS),
+    waitLeaseMs: ms(r.waitLease, DEFAULT_WAIT_LEASE_MS),
   };
   if (r.journal !== undefined && !Object.hasOwn(raw.states ?? {}, r.journal)) {
     report(file, ['runners', name, 'journal'], `unknown state "${r.journal}"`);

@@ -4,7 +4,6 @@ import { glob } from 'tinyglobby';
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import { compileSettings, type Report } from './compile.js';
 import { substituteEnv } from './env.js';
-import { compileIoSchemas, resolveSchemaFiles } from './io-schemas.js';
 import type { RawConfig, RawSaga } from './schema.js';
 import type { SagaDefinition, Settings } from './settings.js';
 import { formatPath, validateConfig, validateSagaFile } from './validate.js';
@@ -61,15 +60,28 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
       if (files.length === 0) report(abs, ['runners', name, 'sagas', i], `no saga file matches "${entry}"`, 'warning');
       for (const f of files) list.push(...(await loadSagaFile(f, display(f), env, sources, issues, report)));
     }
-    await resolveSchemaFiles(list, (f) => readSource(f, display(f), sources, issues), report);
+    if (list.some(declaresSchemas))
+      await (await ioSchemas()).resolveSchemaFiles(list, (f) => readSource(f, display(f), sources, issues), report);
     sagasByRunner.set(name, list);
   }
   const settings = compileSettings(raw, abs, baseDir, sagasByRunner, report);
-  compileIoSchemas(settings.runners, report);
+  if ([...sagasByRunner.values()].some((list) => list.some(declaresSchemas)))
+    (await ioSchemas()).compileIoSchemas(settings.runners, report);
   if (!issues.some((i) => i.severity === 'error') && options.check) await options.check(settings, report);
   if (issues.some((i) => i.severity === 'error')) throw fail();
   return { settings, warnings: issues.filter((i) => i.severity === 'warning') };
 }
+
+/** Whether a saga declares an input or output schema (then Ajv is loaded to compile them). */
+function declaresSchemas(saga: RawSaga): boolean {
+  return saga.inputSchema !== undefined || saga.outputSchema !== undefined;
+}
+
+/**
+ * The schema compiler, loaded only for a configuration that declares schemas: Ajv is a large
+ * module, and `sagaway validate` of a file without schemas should not pay for it (docs/cli.md).
+ */
+const ioSchemas = () => import('./io-schemas.js');
 
 async function readSource(
   abs: string,

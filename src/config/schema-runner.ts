@@ -94,6 +94,16 @@ export const RunnerSchema = Type.Object(
         'with a journal: how often this process looks for journaled runs whose process is gone, to resume or unwind them (also when finished runs past journalRetention are removed, at most once a minute); with several runners in one process, the shortest; default 5s',
       ),
     ),
+    waitPoll: Type.Optional(
+      DurationOf(
+        'with wait steps: how often this process looks for waits that are due or decided (timers, signals, cancels) to resume their runs; default 1s',
+      ),
+    ),
+    waitLease: Type.Optional(
+      DurationOf(
+        'with wait steps: how long a process holds a wait it took to resume its run; after it, another replica may take it (a process killed meanwhile); default 30s',
+      ),
+    ),
   },
   strict,
 );

@@ -313,6 +313,10 @@ export interface RunnerSettings {
   journalRetentionMs: number;
   /** ms between two looks for journaled runs whose process is gone (resumeInterval); default 5 s */
   resumeIntervalMs: number;
+  /** ms between two looks for due or decided waits (waitPoll); default 1 s */
+  waitPollMs: number;
+  /** ms a process holds a wait it took (waitLease); default 30 s */
+  waitLeaseMs: number;
 }
 
 /** Everything a process needs, compiled from one configuration file. */

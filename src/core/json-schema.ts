@@ -1,6 +1,22 @@
+import { createRequire } from 'node:module';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import type addFormatsModule from 'ajv-formats';
+
+/**
+ * Ajv is loaded at the first schema compiled, not when this module is: a configuration without
+ * schemas (and `sagaway validate` of one) never pays for it (docs/cli.md, start-up cost). Ajv
+ * ships CommonJS, so a synchronous require keeps compile() synchronous.
+ */
+const require = createRequire(import.meta.url);
+let ajvModules: { Ajv2020: typeof Ajv2020; addFormats: typeof addFormatsModule } | undefined;
+function loadAjv(): NonNullable<typeof ajvModules> {
+  ajvModules ??= {
+    Ajv2020: (require('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 }).Ajv2020,
+    addFormats: require('ajv-formats') as typeof addFormatsModule,
+  };
+  return ajvModules;
+}
 
 /**
  * JSON Schema 2020-12 for what a saga takes and answers (`inputSchema`, `outputSchema`;
@@ -56,6 +72,7 @@ export class SchemaCompiler {
 }
 
 function newAjv(coerce: boolean): Ajv2020 {
+  const { Ajv2020, addFormats } = loadAjv();
   const ajv = new Ajv2020({
     allErrors: true,
     // Unknown keywords and formats are errors (strictSchema); the other strict checks refuse

@@ -190,8 +190,11 @@ export class Host implements SagaService {
   /** waits: poll for due waits on every runner that parks (runner/waits/host-waits.ts). */
   private startWaits(): void {
     const parking = [...this.runners.values()].flatMap((r) => {
-      const alias = this.options.settings.runners[r.name]?.journal;
-      return r.parks && alias !== undefined ? [{ ...r.waitRunner(), journalAlias: alias }] : [];
+      const settings = this.options.settings.runners[r.name];
+      const alias = settings?.journal;
+      return r.parks && settings && alias !== undefined
+        ? [{ ...r.waitRunner(), journalAlias: alias, pollMs: settings.waitPollMs, leaseMs: settings.waitLeaseMs }]
+        : [];
     });
     this.waits.start(parking);
   }

@@ -1,4 +1,4 @@
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { SchemaCompiler } from '../core/json-schema.js';
 import { parseDuration } from '../core/units.js';
 import { compileExpression, type Expression } from './expression.js';
 import { parseOutputSpec, type OutputSpec } from './payload.js';
@@ -61,7 +61,7 @@ export function checkWaitStep(step: RawStep, i: number, err: Err): void {
   tryExpression(step.signal?.key, at('signal', 'key'), err);
   if (step.signal?.schema !== undefined) {
     try {
-      jsonSchemas().compile(step.signal.schema);
+      signalSchemas.compile(step.signal.schema);
     } catch (e) {
       err(at('signal', 'schema'), `not a valid JSON Schema: ${(e as Error).message}`.slice(0, 300));
     }
@@ -110,9 +110,8 @@ export function planWait<M>(step: RawStep, planMeta: (raw: RawEventMeta) => M): 
   });
 }
 
-let ajv: Ajv2020 | undefined;
-/** The JSON Schema compiler of signal bodies (2020-12, formats off: no network, no code). */
-export function jsonSchemas(): Ajv2020 {
-  ajv ??= new Ajv2020({ allErrors: false, strict: false, validateFormats: false });
-  return ajv;
-}
+/**
+ * The JSON Schema compiler of signal bodies: the same rules as a saga's inputSchema (2020-12,
+ * unknown keywords refused, formats checked; core/json-schema.ts), Ajv loaded at first use.
+ */
+export const signalSchemas = new SchemaCompiler();

@@ -29,14 +29,6 @@ const natsUp = await reachable(4222);
 const pgReason = await pgUnavailableReason(PG);
 const skip = !natsUp ? skipOrFail(`NATS not reachable at ${NATS}`) : pgReason ? skipOrFail(pgReason) : false;
 
-/** Fast polls, leases and liveness, so a test takes seconds. */
-const FAST = {
-  SAGAWAY_ADVERTISE_MS: '300',
-  SAGAWAY_RESUME_MS: '500',
-  SAGAWAY_WAIT_POLL_MS: '100',
-  SAGAWAY_WAIT_LEASE_MS: '3000',
-};
-
 function configFor(prefix: string, slowMs: number) {
   const local = (action: string, parameters: Record<string, unknown> = {}) => ({
     handler: 'work',
@@ -47,7 +39,10 @@ function configFor(prefix: string, slowMs: number) {
   });
   return {
     gateway: { apis: [{ path: '/', runner: 'api', public: true }], limits: { timeout: '20s', rate: false } },
-    systems: { bus: { type: 'nats', servers: [NATS], ackWait: '1s', maxDeliver: 5, prefix } },
+    // Fast liveness, polls and leases, so that a test takes seconds.
+    systems: {
+      bus: { type: 'nats', servers: [NATS], ackWait: '1s', maxDeliver: 5, prefix, advertiseInterval: '300ms' },
+    },
     defaultSystem: 'bus',
     states: {
       jr: { type: 'postgres', url: PG, table: `${prefix}_journal` },
@@ -56,6 +51,9 @@ function configFor(prefix: string, slowMs: number) {
     runners: {
       api: {
         journal: 'jr',
+        resumeInterval: '500ms',
+        waitPoll: '100ms',
+        waitLease: '3s',
         handlers: ['./work.mjs'],
         sagas: [
           {
@@ -156,7 +154,7 @@ describe('waits across two replicas on PostgreSQL', { skip }, () => {
       () => dropStreams(NATS, prefix),
       () => dropTables(prefix),
     );
-    const env = { ...FAST, SAGAWAY_TEST_LOG: log };
+    const env = { SAGAWAY_TEST_LOG: log };
     const { port } = await cluster.gateway(env);
     await cluster.runner('api', undefined, env);
     await cluster.runner('api', undefined, env);
@@ -186,7 +184,7 @@ describe('waits across two replicas on PostgreSQL', { skip }, () => {
       () => dropStreams(NATS, prefix),
       () => dropTables(prefix),
     );
-    const env = { ...FAST, SAGAWAY_TEST_LOG: log };
+    const env = { SAGAWAY_TEST_LOG: log };
     const { port } = await cluster.gateway(env);
     const a = await cluster.runner('api', undefined, env);
     await cluster.runner('api', undefined, env);
@@ -231,7 +229,7 @@ describe('waits across two replicas on PostgreSQL', { skip }, () => {
       () => dropStreams(NATS, prefix),
       () => dropTables(prefix),
     );
-    const env = { ...FAST, SAGAWAY_TEST_LOG: log };
+    const env = { SAGAWAY_TEST_LOG: log };
     const { port } = await cluster.gateway(env);
     await cluster.runner('api', undefined, env);
     await cluster.runner('api', undefined, env);

@@ -2,7 +2,7 @@ import type { ValidateFunction } from 'ajv';
 import { SagawayError } from '../../core/errors.js';
 import type { Principal } from '../../core/types.js';
 import type { WaitStep } from '../../saga/graph.js';
-import { jsonSchemas } from '../../saga/wait-plan.js';
+import { signalSchemas } from '../../saga/wait-plan.js';
 import type { StoredResolution, WaitRow, WaitStore } from '../../states/waits/store.js';
 
 /**
@@ -34,7 +34,7 @@ export function checkSignalBody(step: WaitStep, data: unknown): void {
   const schema = step.wait.signal?.schema;
   if (schema === undefined) return;
   let validate = validators.get(schema);
-  if (validate === undefined) validators.set(schema, (validate = jsonSchemas().compile(schema)));
+  if (validate === undefined) validators.set(schema, (validate = signalSchemas.compile(schema)));
   if (!validate(data)) {
     const first = validate.errors?.[0];
     throw new SagawayError(

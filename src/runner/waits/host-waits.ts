@@ -21,8 +21,6 @@ export interface WaitClock {
   now(): number;
 }
 
-/** How often a poller looks for due waits (`SAGAWAY_WAIT_POLL_MS`, default 1 s). */
-const POLL_INTERVAL_MS = Number(process.env['SAGAWAY_WAIT_POLL_MS'] ?? 1000);
 
 /** Whether one of a runner's sagas has a wait step. */
 export function hasWaits(runner: RunnerSettings): boolean {
@@ -73,11 +71,19 @@ export class HostWaits {
   }
 
   /** Start polling for the runners that park (their WaitRunners, runner.ts waitRunner). */
-  start(runners: readonly (WaitRunner & { readonly deployment: string; journalAlias: string })[]): void {
+  start(
+    runners: readonly (WaitRunner & {
+      readonly deployment: string;
+      journalAlias: string;
+      /** runners.R.waitPoll and waitLease, in ms */
+      pollMs: number;
+      leaseMs: number;
+    })[],
+  ): void {
     for (const runner of runners) {
       const store = this.stores.get(runner.journalAlias);
       if (store === undefined) continue;
-      const poller = new WaitPoller(runner, store, this.now, POLL_INTERVAL_MS);
+      const poller = new WaitPoller(runner, store, this.now, runner.pollMs, runner.leaseMs);
       poller.start();
       this.pollers.push(poller);
     }

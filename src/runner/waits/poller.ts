@@ -9,11 +9,6 @@ import { resumeWait, type WaitRunner } from './resume.js';
  * parked run costs no timer here: the only timer is this poll.
  */
 
-/**
- * How long a taken wait is leased (`SAGAWAY_WAIT_LEASE_MS`, default 30 s): longer than a
- * resume's journal take-over; a replica killed holding a lease delays that wait by it at most.
- */
-export const RESUME_LEASE_MS = Number(process.env['SAGAWAY_WAIT_LEASE_MS'] ?? 30_000);
 /** Waits taken by one poll at most (then the next poll follows at once). */
 const BATCH = 100;
 
@@ -30,6 +25,11 @@ export class WaitPoller {
     private readonly store: WaitStore,
     private readonly now: () => number,
     private readonly intervalMs: number,
+    /**
+     * How long a taken wait is leased (runners.R.waitLease, default 30 s): longer than resuming
+     * its run takes; after it, another replica may take the wait (this process was killed).
+     */
+    private readonly leaseMs: number,
   ) {}
 
   start(): void {
@@ -74,7 +74,7 @@ export class WaitPoller {
           this.runner.deployment,
           now,
           this.runner.instance,
-          now + RESUME_LEASE_MS,
+          now + this.leaseMs,
           BATCH,
         );
       } catch (err) {
