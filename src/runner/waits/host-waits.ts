@@ -21,7 +21,6 @@ export interface WaitClock {
   now(): number;
 }
 
-
 /** Whether one of a runner's sagas has a wait step. */
 export function hasWaits(runner: RunnerSettings): boolean {
   return runner.plans.some((saga) => [...saga.steps.values()].some((s) => s.type === 'wait'));
