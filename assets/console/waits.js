@@ -9,11 +9,11 @@ import { $, el, pretty, state } from './page.js';
 function waitSettings(run) {
   const saga = state.model?.sagas.find((s) => s.id === run.sagaId && s.runner === run.runner);
   const step = run.waitingOn?.step;
-  return (saga && step && saga.settings[step]?.wait) || {};
+  return (saga && typeof step === 'string' && Object.hasOwn(saga.settings, step) && saga.settings[step].wait) || {};
 }
 
 /** One line: the step and what it waits for, until when. */
-export function waitText(run) {
+function waitText(run) {
   const on = run.waitingOn ?? {};
   const wait = waitSettings(run);
   const what = on.signal
