@@ -16,7 +16,7 @@ import { CHROMIUM, needsChromium } from './chromium.js';
  * a loopback socket: a parked expense shows in the journal list with what it waits for; its
  * Approve button sends Try it's credential to the gateway's signal route (refused without one,
  * refused for the expense's own submitter), and a manager's approval resumes the run, which then
- * waits for the payment, whose Signal button sends the body typed and ends it.
+ * waits for the payment, whose Signal button sends the body typed and ends it; Reject ends another.
  */
 
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'];
@@ -42,7 +42,7 @@ async function press(page: Page, runId: string, action: string, auth: string): P
 }
 
 test(
-  'Chromium: a waiting run listed with its wait; Approve and Signal resume it',
+  'Chromium: a waiting run listed with its wait; Approve and Signal resume it, Reject ends it',
   { skip: needsChromium() },
   async () => {
     const dir = await mkdtemp(join(tmpdir(), 'sagaway-waits-console-'));
@@ -106,6 +106,21 @@ test(
         timeout: 15_000,
       });
       assert.equal(await page.$(`tr[data-journal-run="${runId}"] button`), null, 'an ended run has no buttons');
+
+      // a second expense: a manager's Reject ends it FAIL (EXPENSE_REJECTED)
+      const other = await fetch(`${base}/api/request/expenses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ id: 'e-10', amount: 500 }),
+      });
+      const otherId = String(((await other.json()) as { runId: string }).runId);
+      await page.reload();
+      await page.waitForSelector(`tr[data-journal-run="${otherId}"][data-status="WAITING"]`);
+      assert.equal(await press(page, otherId, 'reject', `Bearer ${bob}`), '202');
+      assert.match(String(await page.textContent('#wait-status')), /"status":\s*"REJECTED"/);
+      await page.waitForSelector(`tr[data-journal-run="${otherId}"][data-status="DONE"] .outcome-FAIL`, {
+        timeout: 15_000,
+      });
       assert.ok(!(await page.content()).includes(bob), 'the credential typed is not written into the page');
     } finally {
       await context.close();
