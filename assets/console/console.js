@@ -6,6 +6,7 @@ import { drawGraph, fitGraph, overlay, zoom } from './graph.js';
 import { $, BASE, el, state, time } from './page.js';
 import { showRun } from './run-view.js';
 import { fillExample, setUpTryIt } from './try-it.js';
+import { waitCell } from './waits.js';
 
 const MAX_RUN_ROWS = 200;
 
@@ -144,13 +145,14 @@ async function loadJournal() {
   const body = $('journal').tBodies[0];
   body.replaceChildren();
   for (const run of runs) {
-    const row = el('tr', { 'data-journal-run': run.requestId });
+    const row = el('tr', { 'data-journal-run': run.requestId, 'data-status': run.status });
     row.append(
       el('td', {}, time(run.updatedAt)),
       el('td', { class: 'id', title: run.requestId }, run.requestId),
       el('td', {}, run.sagaId),
-      el('td', { class: `outcome-${run.outcome ?? 'RUNNING'}` }, run.outcome ?? run.status),
+      el('td', { class: `outcome-${run.outcome ?? run.status}` }, run.outcome ?? run.status),
       el('td', {}, run.http === undefined ? '' : String(run.http)),
+      waitCell(run, loadJournal),
     );
     body.append(row);
   }

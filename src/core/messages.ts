@@ -135,6 +135,8 @@ export interface JournaledRun {
   method?: string;
   path?: string;
   status: 'RUNNING' | 'DONE' | 'WAITING';
+  /** waits: what a WAITING run waits for (step, kind, until, signal, key), as /api/status shows it */
+  waitingOn?: unknown;
   outcome?: SagaResult['outcome'];
   http?: number;
   errorCode?: string;

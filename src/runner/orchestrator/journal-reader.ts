@@ -61,6 +61,7 @@ export async function recentRuns(states: readonly State[], limit: number): Promi
         ...(typeof request['method'] === 'string' ? { method: request['method'] } : {}),
         ...(typeof request['path'] === 'string' ? { path: request['path'] } : {}),
         status: d['status'] === 'DONE' ? 'DONE' : d['status'] === 'WAITING' ? 'WAITING' : 'RUNNING', // waits:
+        ...(d['status'] === 'WAITING' && isObject(d['waitingOn']) ? { waitingOn: d['waitingOn'] } : {}), // waits:
         ...(result ? { outcome: result.outcome, http: result.http } : {}),
         ...(result?.error ? { errorCode: result.error.code } : {}),
         startedAt: Number(d['startedAt']) || 0,

@@ -113,8 +113,9 @@ export class WaitSignals implements WaitService {
       for (const row of await store.waitingFor(name, signal.key, 20)) {
         const step = this.stepOf(row);
         if (step === undefined || row.dueAt <= now) continue;
-        this.admit(row, step, principal);
-        checkSignalBody(step, signal.data);
+        // admitKeyed checked the roles and schema of every wait on `name` before the signal was
+        // kept: a refusal here would come after its messageId is remembered, and its retry would
+        // be taken for a duplicate that never applies
         // the wait takes the signal, then the signal resolves the wait; a wait resolved otherwise gives it back
         if (store !== home || (await home.claimSignal(signal.messageId, row.waitId))) {
           if (
