@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { stringify } from 'yaml';
-import { sagawayProcess, sagawayStart } from '../lib/servers.mjs';
+import { sagawayProcess } from '../lib/servers.mjs';
 
 export const PG = process.env['SAGAWAY_BENCH_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test_waitbench';
 export const NATS = 'nats://127.0.0.1:4222';
@@ -40,9 +40,7 @@ function config(prefix, { nats }) {
   });
   return {
     gateway: { apis: [{ path: '/', runner: 'api', public: true }], limits: { rate: false } },
-    ...(nats
-      ? { systems: { bus: { type: 'nats', servers: [NATS], prefix } }, defaultSystem: 'bus' }
-      : {}),
+    ...(nats ? { systems: { bus: { type: 'nats', servers: [NATS], prefix } }, defaultSystem: 'bus' } : {}),
     states: { jr: { type: 'postgres', url: PG, table: `${prefix}_journal` } },
     runners: {
       api: {
@@ -102,7 +100,7 @@ export function runner(ws, env = {}, nodeArgs = []) {
 
 /** `sagaway start`: the gateway and the runner in one process, no NATS. */
 export function single(ws, env = {}) {
-  return sagawayStart(ws.config, { env: { WAITBENCH_LOG: ws.log, ...env } });
+  return sagawayProcess(['start', '--config', ws.config], { env: { WAITBENCH_LOG: ws.log, ...env } });
 }
 
 /** Drop the workspace's PostgreSQL tables. */
