@@ -3,10 +3,12 @@
 // nothing is due. A gateway and one runner replica (NATS, PostgreSQL journal); runs of a 1 h
 // timer are parked through the gateway. The runner's RSS is read after a full GC (it runs with
 // --expose-gc; SIGUSR2 collects) after a warm-up of parked runs, and again after `--runs` more;
-// the difference ÷ runs is the memory per parked run. Then its CPU over `--idle` seconds with
+// the difference ÷ runs is the memory per parked run (also of the V8 heap in use, steadier). Then its CPU over `--idle` seconds with
 // every run parked and nothing due: what is left is the wait poller's one query per
 // SAGAWAY_WAIT_POLL_MS (default 1 s), also measured the same way before parking.
 //   node bench/waits/parked.mjs [--runs 10000] [--idle 30]
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { sleep } from '../lib/proc.mjs';
@@ -24,14 +26,15 @@ const load0 = loadAverage();
 try {
   const gw = await gateway(ws);
   procs.push(gw);
-  const rn = await runner(ws, {}, GC_ON_SIGNAL);
+  const memFile = join(ws.dir, 'memory.json');
+  const rn = await runner(ws, { WAITBENCH_MEM: memFile }, GC_ON_SIGNAL);
   procs.push(rn);
   const rss = async () => {
     for (let i = 0; i < 2; i++) {
       rn.child.kill('SIGUSR2');
       await sleep(1000);
     }
-    return rn.rss();
+    return { rss: rn.rss(), heap: JSON.parse(readFileSync(memFile, 'utf8')).heapUsed };
   };
   const idleCpu = async () => {
     const c0 = rn.cpuMs();
@@ -56,9 +59,12 @@ try {
     runs: RUNS,
     parked,
     parkPerS: Math.round(RUNS / parkS),
-    rssBeforeMiB: +(rss0 / 2 ** 20).toFixed(1),
-    rssAfterMiB: +(rss1 / 2 ** 20).toFixed(1),
-    bytesPerRun: Math.round((rss1 - rss0) / RUNS),
+    rssBeforeMiB: +(rss0.rss / 2 ** 20).toFixed(1),
+    rssAfterMiB: +(rss1.rss / 2 ** 20).toFixed(1),
+    bytesPerRun: Math.round((rss1.rss - rss0.rss) / RUNS),
+    heapBeforeMiB: +(rss0.heap / 2 ** 20).toFixed(1),
+    heapAfterMiB: +(rss1.heap / 2 ** 20).toFixed(1),
+    heapBytesPerRun: Math.round((rss1.heap - rss0.heap) / RUNS),
     idleSeconds: IDLE_S,
     pollMs: POLL_MS,
     idleCpuMsPerS: { parked0: +(idle0.ms / idle0.s).toFixed(2), parkedAll: +(idle1.ms / idle1.s).toFixed(2) },
