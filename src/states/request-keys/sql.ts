@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { SagawayError } from '../../core/errors.js';
 import type { Claim, KeyBinding, KeyQuota, RequestKeyStore, StoredResponse } from './store.js';
+import type { SqlRunner } from '../sql-runner.js';
+
+export type { SqlRunner } from '../sql-runner.js';
 
 /**
  * The request key store in a SQL table, shared by the SQLite and PostgreSQL adapters (which
@@ -15,12 +18,6 @@ import type { Claim, KeyBinding, KeyQuota, RequestKeyStore, StoredResponse } fro
  * (on one replica or several) may each see the count below the bound: the bound can be passed
  * by the claims that run at the same instant, never by more.
  */
-
-/** One connection's way to run a statement with `$1`-numbered parameters and read its rows. */
-export interface SqlRunner {
-  query(sql: string, params: readonly unknown[]): Promise<Record<string, unknown>[]>;
-  close(): Promise<void>;
-}
 
 /** Column types that differ between the two databases. */
 export interface SqlDialect {

@@ -1,4 +1,7 @@
 import type { ParkRow, SignalRow, StoredResolution, WaitRow, WaitStats, WaitStore } from './store.js';
+import type { SqlRunner } from '../sql-runner.js';
+
+export type { SqlRunner } from '../sql-runner.js';
 
 /**
  * The wait store in SQL, shared by SQLite and PostgreSQL (sql-open.ts gives the connection).
@@ -6,12 +9,6 @@ import type { ParkRow, SignalRow, StoredResolution, WaitRow, WaitStats, WaitStor
  * version = $v`, `lease_until <= $now`, `consumed_by IS NULL`), so replicas and gateways racing
  * on one wait or one signal settle on exactly one winner.
  */
-
-/** One connection's way to run a statement with `$1`-numbered parameters and read its rows. */
-export interface SqlRunner {
-  query(sql: string, params: readonly unknown[]): Promise<Record<string, unknown>[]>;
-  close(): Promise<void>;
-}
 
 /** What differs between the two databases. */
 export interface WaitDialect {
