@@ -67,3 +67,39 @@ export async function openPostgresRunner(alias: string, url: string, poolSize: n
     close: () => pool.end(),
   };
 }
+
+/**
+ * A store's one connection, opened and prepared (its tables made) on first use: a failure (the
+ * database is down at start) is tried again by the next call rather than kept.
+ */
+export class LazyConnection {
+  private opened: Promise<SqlRunner> | undefined;
+
+  constructor(
+    private readonly open: () => Promise<SqlRunner>,
+    private readonly prepare: (db: SqlRunner) => Promise<void>,
+  ) {}
+
+  get(): Promise<SqlRunner> {
+    this.opened ??= this.open()
+      .then(async (db) => {
+        await this.prepare(db).catch(async (err: unknown) => {
+          await db.close().catch(() => undefined);
+          throw err;
+        });
+        return db;
+      })
+      .catch((err: unknown) => {
+        this.opened = undefined;
+        throw err;
+      });
+    return this.opened;
+  }
+
+  /** Close the connection if it was opened; the next get() opens a new one. */
+  async close(): Promise<void> {
+    const opened = this.opened;
+    this.opened = undefined;
+    if (opened) await (await opened.catch(() => undefined))?.close();
+  }
+}

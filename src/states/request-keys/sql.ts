@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SagawayError } from '../../core/errors.js';
 import type { Claim, KeyBinding, KeyQuota, RequestKeyStore, StoredResponse } from './store.js';
-import type { SqlRunner } from '../sql-runner.js';
+import { LazyConnection, type SqlRunner } from '../sql-runner.js';
 
 export type { SqlRunner } from '../sql-runner.js';
 
@@ -58,37 +58,23 @@ const PRUNE_EVERY = 200;
 export class SqlKeyStore implements RequestKeyStore {
   private readonly t: string;
   private claims = 0;
-  private opened: Promise<SqlRunner> | undefined;
+  private readonly connection: LazyConnection;
 
   constructor(
     readonly kind: string,
     private readonly table: string,
     private readonly dialect: SqlDialect,
-    private readonly open: () => Promise<SqlRunner>,
+    open: () => Promise<SqlRunner>,
     /** told about a pruning pass that failed (it is retried later) */
     private readonly onPruneError: (err: unknown) => void,
   ) {
     this.t = `"${table}"`;
+    this.connection = new LazyConnection(open, (db) => this.createTable(db));
   }
 
-  /**
-   * The connection, opened and its table created on first use; a failure (the database is down
-   * at start) is tried again by the next call.
-   */
+  /** The connection (sql-runner.ts LazyConnection: opened, tables made, on first use). */
   private db(): Promise<SqlRunner> {
-    this.opened ??= this.open()
-      .then(async (db) => {
-        await this.createTable(db).catch(async (err: unknown) => {
-          await db.close().catch(() => undefined);
-          throw err;
-        });
-        return db;
-      })
-      .catch((err: unknown) => {
-        this.opened = undefined;
-        throw err;
-      });
-    return this.opened;
+    return this.connection.get();
   }
 
   async init(): Promise<void> {
@@ -215,9 +201,7 @@ export class SqlKeyStore implements RequestKeyStore {
   }
 
   async close(): Promise<void> {
-    const opened = this.opened;
-    this.opened = undefined;
-    if (opened) await (await opened.catch(() => undefined))?.close();
+    await this.connection.close();
   }
 
   /** Whether `quota.scope` holds `quota.max` live rows. */

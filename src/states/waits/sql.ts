@@ -1,5 +1,5 @@
 import type { ParkRow, SignalRow, StoredResolution, WaitRow, WaitStats, WaitStore } from './store.js';
-import type { SqlRunner } from '../sql-runner.js';
+import { LazyConnection, type SqlRunner } from '../sql-runner.js';
 
 export type { SqlRunner } from '../sql-runner.js';
 
@@ -27,33 +27,22 @@ const PRUNE_BATCH = 1000;
 export class SqlWaitStore implements WaitStore {
   private readonly w: string;
   private readonly s: string;
-  private opened: Promise<SqlRunner> | undefined;
+  private readonly connection: LazyConnection;
 
   constructor(
     readonly kind: string,
     private readonly table: string,
     private readonly dialect: WaitDialect,
-    private readonly open: () => Promise<SqlRunner>,
+    open: () => Promise<SqlRunner>,
   ) {
     this.w = `"${table}_waits"`;
     this.s = `"${table}_signals"`;
+    this.connection = new LazyConnection(open, (db) => this.createTables(db));
   }
 
-  /** The connection, opened and its tables made on first use; a failure is tried again by the next call. */
+  /** The connection (sql-runner.ts LazyConnection: opened, tables made, on first use). */
   private db(): Promise<SqlRunner> {
-    this.opened ??= this.open()
-      .then(async (db) => {
-        await this.createTables(db).catch(async (err: unknown) => {
-          await db.close().catch(() => undefined);
-          throw err;
-        });
-        return db;
-      })
-      .catch((err: unknown) => {
-        this.opened = undefined;
-        throw err;
-      });
-    return this.opened;
+    return this.connection.get();
   }
 
   private async createTables(db: SqlRunner): Promise<void> {
@@ -273,9 +262,7 @@ export class SqlWaitStore implements WaitStore {
   }
 
   async close(): Promise<void> {
-    const opened = this.opened;
-    this.opened = undefined;
-    if (opened) await (await opened.catch(() => undefined))?.close();
+    await this.connection.close();
   }
 }
 
