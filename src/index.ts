@@ -22,7 +22,16 @@ export type { Principal, RequestContext, SagaRequest, SagaResult, Outcome, Event
 export type { State, StateRecord, ListOptions, ListPage, WriteOptions, QueryResult } from './states/state.js';
 export { loadConfig, type LoadedConfig, type LoadOptions } from './config/load.js';
 export type { Settings } from './config/settings.js';
-export { startTestHost, loadTestHost, type TestHost, type TestHostOptions, type RunOptions } from './testing/index.js';
+export {
+  startTestHost,
+  loadTestHost,
+  testClock,
+  TestClock,
+  type TestHost,
+  type TestHostOptions,
+  type RunOptions,
+  type Advanced,
+} from './testing/index.js';
 export { settingsFor, type SettingsOverrides } from './testing/settings.js';
 export { createGateway, type Gateway, type GatewayOptions } from './gateway/server.js';
 export { Host, type HostOptions } from './runner/host.js';

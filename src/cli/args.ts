@@ -20,6 +20,9 @@ export interface CliOptions {
   'dry-run'?: boolean;
   json?: boolean;
   help?: boolean;
+  /** run: the waits' clock at the start, and each move of it while the run waits */
+  clock?: string;
+  advance?: string[];
 }
 
 type OptionSpec = NonNullable<ParseArgsConfig['options']>;
@@ -43,6 +46,8 @@ const OPTIONS: OptionSpec = {
   'dry-run': { type: 'boolean' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  clock: { type: 'string' },
+  advance: { type: 'string', multiple: true },
 };
 
 /** The options of each command; an option of another command is a usage error. */
@@ -51,7 +56,7 @@ export const COMMAND_OPTIONS: Readonly<Record<string, readonly (keyof CliOptions
   gateway: ['config', 'port', 'host'],
   runner: ['config', 'runner', 'deployment', 'port', 'host'],
   validate: ['config'],
-  run: ['config', 'method', 'data', 'user', 'roles'],
+  run: ['config', 'method', 'data', 'user', 'roles', 'clock', 'advance'],
   routes: ['config'],
   token: ['config', 'sub', 'roles', 'ttl'],
   init: ['sagaway'],

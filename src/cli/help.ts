@@ -12,7 +12,8 @@ Usage: sagaway COMMAND [options]      (sagaway COMMAND --help for one command)
   sagaway runner   --config FILE --runner NAME [--deployment ID] [--port N] [--host H]
                                         one replica of a runner deployment
   sagaway validate [--config FILE]      check the file and every saga
-  sagaway run      [--config FILE] [-X M] [-d JSON] [--user SUB --roles a,b] PATH
+  sagaway run      [--config FILE] [-X M] [-d JSON] [--user SUB --roles a,b]
+                   [--clock TIME] [--advance DURATION]... PATH
                                         run one saga in process, print its outcome
   sagaway routes   [--config FILE]      the API -> runner -> saga table, with auth and methods
   sagaway token    [--config FILE] --sub SUB [--roles a,b] [--ttl 1h]
@@ -24,7 +25,7 @@ Usage: sagaway COMMAND [options]      (sagaway COMMAND --help for one command)
   --help, -h                            this text
 
 --config defaults to ./sagaway.yaml (start: else the bundled todo example).
-Exit codes: 0 success (run: SUCCESS or ACK), 1 failure (validate: errors; run: FAIL or TIMEOUT),
+Exit codes: 0 success (run: SUCCESS or ACK), 1 failure (validate: errors; run: FAIL, TIMEOUT, WAITING),
 2 configuration or usage error (admin: 3 NATS not reachable).`;
 
 const CONFIG = `  --config, -c FILE   the configuration (default ./sagaway.yaml)`;
@@ -98,7 +99,8 @@ ${HOST}`,
 Check the file, every saga and every handler version. Errors and warnings are printed one per
 line as FILE:LINE:COL PATH: message. Exit 1 with errors, 0 otherwise (warnings included).
 ${CONFIG}`,
-  run: `Usage: sagaway run [--config FILE] [-X METHOD] [-d JSON] [--user SUB [--roles a,b]] PATH
+  run: `Usage: sagaway run [--config FILE] [-X METHOD] [-d JSON] [--user SUB [--roles a,b]]
+                  [--clock TIME] [--advance DURATION]... PATH
 
 Run the saga that serves PATH in process, without the gateway, and print one JSON object:
 {"outcome","http","response","error"}. Logs go to stderr. \`sagaway run FILE PATH\` is short for
@@ -111,8 +113,17 @@ ${CONFIG}
   --user SUB          run as this authenticated user (@.user.sub, $user.sub); default no
                       user (ctx.user is null)
   --roles a,b         that user's roles (@.user.roles); needs --user
+  --clock TIME        the waits' clock at the start (ISO 8601 or epoch ms; default now). It
+                      stands still: only --advance moves it
+  --advance DURATION  when the run parks on a wait step, move the clock by DURATION (72h,
+                      90s) and resume what is due; repeat it for each wait the run reaches.
+                      A run still waiting after the last is printed WAITING (202, waitingOn)
 
-Exit 0 for SUCCESS and ACK, 1 for FAIL and TIMEOUT, 2 for a configuration or usage error.`,
+Wait steps: the runners with one journal into a temporary SQLite file removed at exit (never
+the configured journal), so a run of this command never outlives it. Signals cannot be sent
+to it: a signal wait ends TIMEOUT when --advance passes its timeout (docs/waits.md).
+
+Exit 0 for SUCCESS and ACK, 1 for FAIL, TIMEOUT and WAITING, 2 for a configuration or usage error.`,
   routes: `Usage: sagaway routes [--config FILE]
 
 Print what the gateway serves: each API entry (path prefix, methods, auth) with its runner and

@@ -12,6 +12,7 @@ import { createCluster } from '../systems/index.js';
 import type { Principal } from '../core/types.js';
 import { parseRoles, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
+import { advanceRun, parseAdvances, runClock, throwawayJournal } from './run-waits.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -21,7 +22,9 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
  * An input off the saga's inputSchema is FAIL 400 INVALID_INPUT (nothing runs), as at the
  * gateway. A response that does not match the saga's outputSchema adds `error` INVALID_OUTPUT with its
  * `errors` (pointer, message) and exits 1.
- * Logs go to stderr. `run FILE PATH` is accepted for `run --config FILE PATH`.
+ * Logs go to stderr. `run FILE PATH` is accepted for `run --config FILE PATH`. A run that parks
+ * on a wait step goes on when `--advance` moves the waits' clock past what it waits for
+ * (run-waits.ts); else it is printed WAITING.
  */
 export async function runCommand(options: CliOptions, positionals: string[]): Promise<number> {
   let config = options.config;
@@ -38,7 +41,9 @@ export async function runCommand(options: CliOptions, positionals: string[]): Pr
   const user = principal(options);
   const file = configPath(config, false);
   if (!file) throw new SagawayError('VALIDATION_FAILED', 'no --config given and no ./sagaway.yaml here');
-  const { settings } = await loadChecked(file);
+  const clock = runClock(options.clock);
+  const advances = parseAdvances(options.advance);
+  const { settings: loaded } = await loadChecked(file);
   const method = (options.method ?? 'GET').toUpperCase();
   const url = new URL(target, 'http://sagaway.invalid');
   const query = queryObject(url.searchParams);
@@ -56,7 +61,22 @@ export async function runCommand(options: CliOptions, positionals: string[]): Pr
     input = body;
   }
   const log = createLogger({ fd: 2 });
-  const host = await Host.start({ settings, log, builtins: BUILTIN_HANDLERS, createState, createCluster });
+  // waits: a temporary journal and a clock that --advance moves (run-waits.ts)
+  const { settings, cleanup } = await throwawayJournal(loaded);
+  let host: Host;
+  try {
+    host = await Host.start({
+      settings,
+      log,
+      builtins: BUILTIN_HANDLERS,
+      createState,
+      createCluster,
+      waitClock: clock,
+    });
+  } catch (e) {
+    await cleanup();
+    throw e;
+  }
   try {
     // Events on nats streams need the broker: give it a moment (they answer 503 without it).
     if (!(await host.systemsConnected(5000))) log.warn('NATS not reachable; events on nats streams will fail');
@@ -71,14 +91,10 @@ export async function runCommand(options: CliOptions, positionals: string[]): Pr
       process.stdout.write(`${JSON.stringify({ outcome: 'FAIL', http: 400, error })}\n`);
       return 1;
     }
-    const result = await host.run(runner, {
-      method,
-      path,
-      input,
-      query,
-      requestId: randomUUID(),
-      user,
-    });
+    // the run id is the request id, as the gateway makes it for a one-shot request
+    const id = randomUUID();
+    const first = await host.run(runner, { method, path, input, query, requestId: id, runId: id, user });
+    const result = await advanceRun(host, clock, first, user, advances);
     // The response is still printed when it does not match the outputSchema: it is what to fix.
     const { failures, result: checked } = new OutputChecks(settings.runners).check(runner, method, path, result);
     const error = failures
@@ -94,6 +110,7 @@ export async function runCommand(options: CliOptions, positionals: string[]): Pr
     return (result.outcome === 'SUCCESS' || result.outcome === 'ACK') && !failures ? 0 : 1;
   } finally {
     await host.close();
+    await cleanup();
     log.flush();
   }
 }

@@ -19,6 +19,12 @@ import type { SecretSource } from '../runner/executor/secrets.js';
 import { createState } from '../states/index.js';
 import { createCluster } from '../systems/index.js';
 import { withEmbeddedJournal } from '../runner/waits/check.js'; // waits:
+import { callerKey } from '../core/caller.js';
+import type { AnyRunStatus } from '../core/messages.js';
+import type { Duration } from '../core/units.js';
+import { TestClock } from './clock.js';
+
+export { TestClock, testClock } from './clock.js';
 
 /**
  * A public test kit: write a configuration (object or YAML text) and any files it names (saga
@@ -31,8 +37,17 @@ export interface TestHostOptions {
   env?: NodeJS.ProcessEnv;
   log?: Logger;
   secrets?: SecretSource;
-  /** waits: the clock of wait steps and their pollers (move it to make a 72 h timer due at once) */
+  /**
+   * waits: the clock of wait steps, their pollers and callback links (default the real one). A
+   * `testClock()` stands still until `advance` moves it: a 72 h timeout falls due in a millisecond.
+   */
   clock?: { now(): number };
+}
+
+/** What `TestHost.advance` did: the waits it resumed, and the runs that ended meanwhile by run id. */
+export interface Advanced {
+  resumed: number;
+  ended: Map<string, SagaResult>;
 }
 
 /** A started test host. */
@@ -47,6 +62,14 @@ export interface TestHost {
    * the failures (pointer and message)
    */
   run(path: string, options?: RunOptions): Promise<SagaResult>;
+  /**
+   * waits: move the host's `testClock()` by `by` (`72h`, ms) and resume what is due then (timers,
+   * timeouts, waits already decided); resolves once those runs ended or parked again. Throws
+   * when the host was not started with a TestClock.
+   */
+  advance(by: Duration): Promise<Advanced>;
+  /** waits: a journaled run's status (WAITING and what on, or DONE and its outcome) as `user` ran it */
+  status(runId: string, user?: Principal | null): Promise<AnyRunStatus | undefined>;
   close(): Promise<void>;
 }
 
@@ -128,12 +151,14 @@ async function hostFor(
         const message = `the input does not match the inputSchema of saga "${refused.saga}": ${listed}`;
         return { outcome: 'FAIL', http: 400, error: { code: 'INVALID_INPUT', message, http: 400 } };
       }
+      const id = randomUUID(); // the run id is the request id, as the gateway makes it (status(runId) finds it)
       const result = await host.run(runner, {
         method,
         path,
         input,
         query: o.query ?? {},
-        requestId: randomUUID(),
+        requestId: id,
+        runId: id,
         user: o.user ?? null,
         ...(o.deadline !== undefined ? { deadline: o.deadline } : {}),
         ...(o.signal ? { signal: o.signal } : {}),
@@ -146,6 +171,21 @@ async function hostFor(
         ...checked.result,
         error: { ...checked.result.error!, message: `${checked.result.error!.message}: ${listed}` },
       };
+    },
+    async advance(by) {
+      const clock = options.clock;
+      if (!(clock instanceof TestClock)) throw new Error('advance needs a host started with { clock: testClock() }');
+      clock.advance(by);
+      const ended = new Map<string, SagaResult>();
+      const off = host.waits.onEnded((runId, result) => ended.set(runId, result));
+      try {
+        return { resumed: await host.waits.poll(), ended };
+      } finally {
+        off();
+      }
+    },
+    status(runId, user = null) {
+      return host.statusReader().lookup(callerKey(user, 'local'), runId);
     },
     async close() {
       await host.close();
