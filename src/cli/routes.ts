@@ -32,9 +32,10 @@ function sagaRoles(saga: SagaDefinition): string {
   return saga.roles && saga.roles.length > 0 ? saga.roles.join('|') : '-';
 }
 
-/** The URLs a client calls for a saga: both forms (DESIGN §1). */
+/** The URLs a client calls for a saga: both forms (DESIGN §1), the one-shot only with a wait step (docs/waits.md). */
 function urlsOf(saga: SagaDefinition): string {
   const path = saga.path === '/' ? '' : saga.path;
+  if (saga.steps.some((s) => s.type === 'wait')) return `${FORM_PREFIX.request}${path}`;
   return `${FORM_PREFIX.request}${path} ${FORM_PREFIX.stream}${path}`;
 }
 

@@ -83,6 +83,7 @@ export const ERROR_CODES = {
   WAIT_REJECTED: { http: 409, title: 'Wait Rejected', retryable: false },
   RUN_CANCELLED: { http: 409, title: 'Run Cancelled', retryable: false },
   WAIT_NEEDS_JOURNAL: { http: 500, title: 'Wait Needs Journal', retryable: false },
+  WAIT_NOT_STREAMABLE: { http: 400, title: 'Wait Not Streamable', retryable: false },
   WAIT_NOT_FOUND: { http: 404, title: 'Wait Not Found', retryable: false },
   WAIT_RESOLVED: { http: 409, title: 'Wait Already Resolved', retryable: false },
   CALLBACK_EXPIRED: { http: 410, title: 'Callback Expired', retryable: false },

@@ -55,6 +55,8 @@ export interface SagaRequest {
   caller?: string;
   /** the client's own `X-Request-Id`, for logs and status lookups only */
   correlationId?: string;
+  /** waits: `stream` for a poll of `/api/stream/<path>`: a saga with a wait step refuses it (WAIT_NOT_STREAMABLE) */
+  form?: 'stream';
   /** the whole saga must end by then (epoch ms); default now + the saga's timeout */
   deadline?: number;
   /** aborted when the caller no longer wants the result (client gone, stream closed) */

@@ -33,6 +33,9 @@ import { endSource } from './waits/prefer.js'; // waits:
 import { withoutToken } from './waits/callback-page.js'; // waits:
 import type { WaitService } from '../core/waits.js'; // waits:
 
+/** Routes outside the two forms that the gateway's rate limit counts (the forms count their own). */
+const LIMITED_ROUTES = ['/api/status/', '/api/runs/', '/api/signals/', '/api/callbacks/'];
+
 /** Options of createGateway. */
 export interface GatewayOptions {
   settings: Settings;
@@ -212,10 +215,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     sendProblem(reply, problemFor('NOT_FOUND', request.id, 'no route serves this path')),
   );
 
-  // The status route is counted by the gateway's rate limit too (a journal read per request).
+  // The status route is counted by the gateway's rate limit too (a journal read per request),
+  // and so are the wait routes (waits: a signal, cancel or callback is a store write or a token
+  // check; the callback page's GET too). They authenticate in their handlers, so they are counted
+  // by source address, like a refused credential.
   if (rate.active) {
     app.addHook('onRoute', (route) => {
-      if (!route.url.startsWith('/api/status/')) return;
+      if (!LIMITED_ROUTES.some((prefix) => route.url.startsWith(prefix))) return;
       const own = route.onRequest;
       route.onRequest = own === undefined ? [rate.hook] : [...(Array.isArray(own) ? own : [own]), rate.hook];
     });

@@ -115,3 +115,17 @@ export function planWait<M>(step: RawStep, planMeta: (raw: RawEventMeta) => M): 
  * unknown keywords refused, formats checked; core/json-schema.ts), Ajv loaded at first use.
  */
 export const signalSchemas = new SchemaCompiler();
+
+/** Whether a compiled saga has a wait step (it parks: not served on the stream form). */
+export function hasWaitStep(saga: { readonly steps: ReadonlyMap<string, { readonly type: string }> }): boolean {
+  for (const step of saga.steps.values()) if (step.type === 'wait') return true;
+  return false;
+}
+
+/**
+ * The refusal of `/api/stream/<path>` for a saga with a wait step (WAIT_NOT_STREAMABLE, 400):
+ * every poll of a stream is a run of its own, so each would park a new run and answer nothing.
+ * The gateway refuses before the stream opens, the runner before any step runs.
+ */
+export const NOT_STREAMABLE =
+  'this saga has a wait step: it is served on /api/request/<path> only (each poll of a stream would park a new run)';

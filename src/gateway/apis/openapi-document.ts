@@ -195,6 +195,9 @@ function operation(
   return op;
 }
 
+/** The two forms of a saga's path. */
+const FORMS = ['request', 'stream'] as const;
+
 /**
  * The OpenAPI document of `settings`, as a plain JSON object; `port`: the one the gateway
  * listens on (its server URL), default the configured one.
@@ -221,7 +224,9 @@ export function openApiDocument(settings: Settings, port?: number): Json {
       if (!(DOCUMENTED as readonly string[]).includes(m)) continue;
       const compiled = apiMap.match(segments, m);
       if (!compiled || !ApiMap.allows(compiled, m) || compiled.settings.runner !== route.runner) continue;
-      for (const form of ['request', 'stream'] as const) {
+      // waits: a saga with a wait step is not served on the stream form (WAIT_NOT_STREAMABLE)
+      const forms = route.saga.steps.some((s) => s.type === 'wait') ? (['request'] as const) : FORMS;
+      for (const form of forms) {
         const item = (paths[FORM_PREFIX[form] + (path === '/' ? '' : path)] ??= {});
         item[m.toLowerCase()] = operation(form, m, route.runner, compiled.settings, route.saga, params, schemes, io);
       }

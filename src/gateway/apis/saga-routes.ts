@@ -2,6 +2,7 @@ import type { RunnerSettings } from '../../config/settings.js';
 import { roleRefusal, roleRefusalDetail } from '../../core/roles.js';
 import type { Principal } from '../../core/types.js';
 import { RouteTable, type Routable } from '../../saga/routes.js';
+import { hasWaitStep, NOT_STREAMABLE } from '../../saga/wait-plan.js';
 
 /**
  * The sagas of each runner as the gateway's configuration lists them, so that the stream form
@@ -13,13 +14,15 @@ import { RouteTable, type Routable } from '../../saga/routes.js';
 
 interface SagaRoute extends Routable {
   roles: readonly string[];
+  steps: ReadonlyMap<string, { readonly type: string }>;
 }
 
 /** Why no saga would serve a request. */
 export type SagaRefusal =
   | { code: 'NOT_FOUND' }
   | { code: 'UNAUTHORIZED' | 'FORBIDDEN'; detail: string }
-  | { code: 'METHOD_NOT_ALLOWED'; allow: string };
+  | { code: 'METHOD_NOT_ALLOWED'; allow: string }
+  | { code: 'WAIT_NOT_STREAMABLE'; detail: string };
 
 /** Route tables of the configured runners. */
 export class SagaRoutes {
@@ -32,14 +35,19 @@ export class SagaRoutes {
     }
   }
 
-  /** The refusal the runner would answer for this request, or undefined (served, or not known here). */
-  refusal(runner: string, method: string, path: string, principal: Principal): SagaRefusal | undefined {
+  /**
+   * The refusal the runner would answer for this request, or undefined (served, or not known
+   * here). `stream`: the stream form, which a saga with a wait step refuses (after the roles, so
+   * that a caller without them learns nothing of the saga).
+   */
+  refusal(runner: string, method: string, path: string, principal: Principal, stream = false): SagaRefusal | undefined {
     const table = this.byRunner.get(runner);
     if (!table) return undefined;
     const match = table.match(method, path);
     if (match.kind === 'not-found') return { code: 'NOT_FOUND' };
     if (match.kind === 'method-not-allowed') return { code: 'METHOD_NOT_ALLOWED', allow: match.allow.join(', ') };
     const refused = roleRefusal(match.saga.roles, principal);
-    return refused && { code: refused, detail: roleRefusalDetail(refused, match.saga.roles) };
+    if (refused) return { code: refused, detail: roleRefusalDetail(refused, match.saga.roles) };
+    return stream && hasWaitStep(match.saga) ? { code: 'WAIT_NOT_STREAMABLE', detail: NOT_STREAMABLE } : undefined;
   }
 }

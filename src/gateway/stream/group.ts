@@ -365,6 +365,7 @@ export class PollGroup implements MemberHolder {
       requestId: founder.requestId,
       // every poll is a run of its own: its idempotency keys must not collide with the last poll's
       runId: `${founder.requestId}.${++this.runs}`,
+      form: 'stream', // waits: a saga with a wait step refuses a poll (WAIT_NOT_STREAMABLE)
       // `all`: one run serves every caller, so it runs as nobody ($user and @.user are empty).
       user: scope.anonymous ? null : founder.principal,
       ...(scope.anonymous ? {} : { caller: founder.client }),

@@ -67,6 +67,7 @@ export function streamHandler(ctx: GatewayContext, sagas: SagaRoutes, inputs?: I
       request.method,
       admitted.sagaPath.path,
       admitted.principal,
+      true,
     );
     if (refused) {
       const headers: Record<string, string> | undefined =

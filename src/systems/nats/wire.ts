@@ -56,6 +56,7 @@ export function runWire(req: SagaRequest, deadline: number): RunWire {
   if (req.caller !== undefined) wire.caller = req.caller;
   if (req.runId !== undefined) wire.runId = req.runId;
   if (req.correlationId !== undefined) wire.correlationId = req.correlationId;
+  if (req.form !== undefined) wire.form = req.form;
   return wire;
 }
 
