@@ -44,6 +44,33 @@ export function checkWaitJournals(settings: Settings, report: Report): void {
 }
 
 /**
+ * Callback links across processes: a token is signed by the runner that parks the run (in its
+ * `notify` payload) and checked by whichever gateway replica the link reaches. Without
+ * `gateway.stream.cursorKey` each process signs with a random key of its own, so in a
+ * distributed configuration (a nats system: several processes) no link would verify. A warning
+ * at each signal wait that hands out links: one with `notify` (its payload carries the links) or
+ * with `approvals` (decided by link, typically). Embedded, one process signs and checks: no warning.
+ */
+export function checkCallbackKey(settings: Settings, report: Report): void {
+  if (settings.gateway.stream.cursorKey !== undefined) return;
+  if (!Object.values(settings.systems).some((s) => s.type === 'nats')) return;
+  for (const runner of Object.values(settings.runners)) {
+    for (const saga of runner.sagas) {
+      saga.steps.forEach((step, i) => {
+        if (step.type !== 'wait' || step.signal === undefined) return;
+        if (step.notify === undefined && step.approvals === undefined) return;
+        report(
+          saga.source.file,
+          [...saga.source.at, 'steps', i],
+          'callback links of this wait will not verify on another process: set gateway.stream.cursorKey (the same secret on every gateway and runner) so that every replica signs and checks them with one key',
+          'warning',
+        );
+      });
+    }
+  }
+}
+
+/**
  * The settings `sagaway start` runs: when a runner has a wait step and no journal (embedded
  * mode only: checkWaitJournals refuses it otherwise), a SQLite journal in
  * `<config folder>/.sagaway/journal.db`. Unchanged when every such runner names its journal.
