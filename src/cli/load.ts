@@ -7,7 +7,7 @@ import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { checkDistributed } from '../runner/check-distributed.js';
 import { checkHandlers } from '../runner/check-handlers.js';
 import { PACKAGE_ROOT } from './package-info.js';
-import { checkCallbackKey, checkWaitJournals } from '../runner/waits/check.js'; // waits:
+import { checkCallbackKey, checkSignalHomes, checkWaitJournals } from '../runner/waits/check.js'; // waits:
 
 /** The example bundled with the package, used by `sagaway start` when no ./sagaway.yaml exists. */
 export const BUNDLED_EXAMPLE = join(PACKAGE_ROOT, 'examples', 'todo', 'sagaway.yaml');
@@ -30,6 +30,7 @@ export function loadChecked(file: string): Promise<LoadedConfig> {
       checkDistributed(settings, report);
       checkWaitJournals(settings, report); // waits:
       checkCallbackKey(settings, report); // waits:
+      checkSignalHomes(settings, report); // waits:
       await checkHandlers(settings, BUILTIN_HANDLERS, report);
       for (const w of routeWarnings(settings)) report(w.file, w.at, w.message, 'warning');
       for (const e of shareAllUserReads(settings)) report(e.file, e.at, e.message, 'error');

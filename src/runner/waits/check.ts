@@ -44,6 +44,35 @@ export function checkWaitJournals(settings: Settings, report: Report): void {
 }
 
 /**
+ * A correlation signal (`POST /api/signals/<name>`) kept for its `ttl` lives in one wait store,
+ * the one of the journal whose runners wait on `name` by key (service.ts signalHome), and a wait
+ * finds kept signals in its own journal's store. So every keyed wait on one signal name must be
+ * in runners of one journal, or a kept signal could be missed by a wait in another, or (kept
+ * in both) consumed twice. An error at each wait on `name` in a runner of another journal than
+ * the first one found.
+ */
+export function checkSignalHomes(settings: Settings, report: Report): void {
+  const homes = new Map<string, { journal: string; runner: string }>();
+  for (const runner of Object.values(settings.runners)) {
+    const journal = runner.journal ?? EMBEDDED_JOURNAL_ALIAS;
+    for (const saga of runner.sagas) {
+      saga.steps.forEach((step, i) => {
+        const signal = step.type === 'wait' ? step.signal : undefined;
+        if (signal === undefined || signal.key === undefined) return;
+        const home = homes.get(signal.name);
+        if (home === undefined) return void homes.set(signal.name, { journal, runner: runner.name });
+        if (home.journal === journal) return;
+        report(
+          saga.source.file,
+          [...saga.source.at, 'steps', i, 'signal', 'name'],
+          `signal "${signal.name}" is waited on by key in runners of two journals (runner ${home.runner}: ${home.journal}, runner ${runner.name}: ${journal}); a kept signal lives in one journal's store: wait on it from runners of one journal, or give the signals different names`,
+        );
+      });
+    }
+  }
+}
+
+/**
  * Callback links across processes: a token is signed by the runner that parks the run (in its
  * `notify` payload) and checked by whichever gateway replica the link reaches. Without
  * `gateway.stream.cursorKey` each process signs with a random key of its own, so in a

@@ -96,7 +96,8 @@ export class WaitSignals implements WaitService {
     // checked before it is kept: a kept signal is consumed later without its sender
     this.admitKeyed(name, signal.data, principal);
     const now = this.now();
-    const home = [...this.stores.values()][0];
+    // the store of the journal whose runners wait on `name` by key (one: checkSignalHomes)
+    const home = this.stores.get(signalHome(this.settings, name) ?? '');
     if (home === undefined) throw notFound();
     if (signal.ttlMs > 0 && (await home.keptCount(now)) >= MAX_KEPT_SIGNALS) {
       throw new SagawayError('SIGNALS_EXHAUSTED', 'too many signals are kept; try again later');
@@ -109,26 +110,23 @@ export class WaitSignals implements WaitService {
     if (seen !== undefined) {
       return { messageId: seen.messageId, status: seen.consumedBy !== null ? 'APPLIED' : 'KEPT', duplicate: true };
     }
-    for (const store of this.stores.values()) {
-      for (const row of await store.waitingFor(name, signal.key, 20)) {
-        const step = this.stepOf(row);
-        if (step === undefined || row.dueAt <= now) continue;
-        // admitKeyed checked the roles and schema of every wait on `name` before the signal was
-        // kept: a refusal here would come after its messageId is remembered, and its retry would
-        // be taken for a duplicate that never applies
-        // the wait takes the signal, then the signal resolves the wait; a wait resolved otherwise gives it back
-        if (store !== home || (await home.claimSignal(signal.messageId, row.waitId))) {
-          if (
-            await store.resolve(row.waitId, row.version, { value: 'SIGNAL', data: signal.data }, row.approvals, now)
-          ) {
-            this.nudge();
-            return { messageId: signal.messageId, status: 'APPLIED', duplicate: false, runId: row.runId };
-          }
-          if (store === home) await home.releaseSignal(signal.messageId, row.waitId);
-        } else {
-          // a wait parking meanwhile took it (park.ts)
-          return { messageId: signal.messageId, status: 'APPLIED', duplicate: false };
+    // keyed waits on `name` park in `home` only: their runners share its journal (checkSignalHomes)
+    for (const row of await home.waitingFor(name, signal.key, 20)) {
+      const step = this.stepOf(row);
+      if (step === undefined || row.dueAt <= now) continue;
+      // admitKeyed checked the roles and schema of every wait on `name` before the signal was
+      // kept: a refusal here would come after its messageId is remembered, and its retry would
+      // be taken for a duplicate that never applies
+      // the wait takes the signal, then the signal resolves the wait; a wait resolved otherwise gives it back
+      if (await home.claimSignal(signal.messageId, row.waitId)) {
+        if (await home.resolve(row.waitId, row.version, { value: 'SIGNAL', data: signal.data }, row.approvals, now)) {
+          this.nudge();
+          return { messageId: signal.messageId, status: 'APPLIED', duplicate: false, runId: row.runId };
         }
+        await home.releaseSignal(signal.messageId, row.waitId);
+      } else {
+        // a wait parking meanwhile took it (park.ts)
+        return { messageId: signal.messageId, status: 'APPLIED', duplicate: false };
       }
     }
     if (signal.ttlMs === 0)
@@ -204,6 +202,24 @@ export class WaitSignals implements WaitService {
     const step = runner?.plans.find((p) => p.id === row.sagaId)?.steps.get(row.step);
     return step?.type === 'wait' ? step : undefined;
   }
+}
+
+/**
+ * The journal alias whose wait store keeps the correlation signals named `name`: the journal of
+ * the runners with a keyed wait on it (a runner without one: the embedded journal `sagaway
+ * start` gives it). checkSignalHomes refuses a file where those runners use several journals.
+ */
+export function signalHome(settings: Settings, name: string): string | undefined {
+  for (const runner of Object.values(settings.runners)) {
+    for (const saga of runner.plans) {
+      for (const step of saga.steps.values()) {
+        if (step.type === 'wait' && step.wait.signal?.name === name && step.wait.signal.key !== undefined) {
+          return runner.journal;
+        }
+      }
+    }
+  }
+  return undefined;
 }
 
 function notFound(): SagawayError {
