@@ -18,12 +18,16 @@ import type { CallbackTokens } from './tokens.js';
  *   1. the wait row, leased to this process (PARK_LEASE_MS): no poller takes it yet;
  *   2. a correlation signal kept before the wait existed is taken for it (the signal sender does
  *      the mirror image: keep, then look for waits; one of the two always sees the other);
- *   3. the journal record: WAITING at the wait step, with the payload and the progress;
- *   4. the lease is dropped: from now on any replica's poller may resume the run.
+ *   3. the `notify` event, when the wait has one and is not decided yet, after the run's start
+ *      record is written: a process killed before it was sent leaves the journal RUNNING, and
+ *      the orphan scan runs the run to this wait again and sends it again, with the same
+ *      idempotency key (at least once, like an event step); the journal records its reply;
+ *   4. the journal record: WAITING at the wait step, with the payload and the progress;
+ *   5. the lease is dropped: from now on any replica's poller may resume the run.
  *
  * A crash after 1 leaves the journal RUNNING with a dead owner: the orphan scan resumes the run
  * from its last journaled step, it reaches the wait again and parks it again over the same row
- * (same step and visit: a resolution already there is kept). A crash after 3 leaves a lease that
+ * (same step and visit: a resolution already there is kept). A crash after 4 leaves a lease that
  * runs out. A poller that takes a row whose journal is not WAITING at that step leaves it alone
  * (journal RUNNING: its owner or the orphan scan is on it) or removes it (the run ended).
  */
@@ -77,9 +81,12 @@ export function parkHook(p: ParkContext): ParkHook {
     // the same wait parked again after a crash keeps its first id (and its resolution)
     const row = await p.store.byRun(p.runId);
     const waitId = row?.waitId ?? fresh;
-    if (row && row.resolution === null && request.signal !== undefined && request.key !== undefined) {
-      await takeKeptSignal(p, row.waitId, row.version, request.signal, request.key, now);
+    let decided = row !== undefined && row.resolution !== null;
+    if (row && !decided && request.signal !== undefined && request.key !== undefined) {
+      decided = await takeKeptSignal(p, row.waitId, row.version, request.signal, request.key, now);
     }
+    // before the journal says WAITING: at least once (see 3. above); a decided wait needs no links
+    const notified = decided ? undefined : await notify(p, request, payload, context, waitId, dueAt);
     const waitingOn: WaitingOn = {
       step: request.step,
       kind: request.kind,
@@ -98,13 +105,13 @@ export function parkHook(p: ParkContext): ParkHook {
       waitingOn,
       wait: { waitId, step: request.step, visit: request.visit },
       waitResult: null,
+      ...(notified !== undefined ? { notified } : {}),
       updatedAt: Date.now(),
     });
     await p.store.unlease(waitId, p.instance).catch((err: unknown) => {
       // the lease runs out on its own: the run is resumed PARK_LEASE_MS late at worst
       p.log.warn({ err: toErrorInfo(err), runId: p.runId }, 'wait lease not dropped');
     });
-    await notify(p, request, payload, context, waitId, dueAt);
     return waitingOn;
   };
 }
@@ -117,18 +124,20 @@ async function takeKeptSignal(
   signal: string,
   key: string,
   now: number,
-): Promise<void> {
+): Promise<boolean> {
   const kept = await p.store.takeSignal(signal, key, waitId, now);
-  if (kept === undefined) return;
+  if (kept === undefined) return false;
   const applied = await p.store.resolve(waitId, version, { value: 'SIGNAL', data: kept.data }, [], now);
   // resolved otherwise in between (a cancel): the signal goes back for the next wait
   if (!applied) await p.store.releaseSignal(kept.messageId, waitId);
+  return true;
 }
 
 /**
  * The wait's `notify` event, once the wait is stored: its payload is the run's, with `wait`
- * (run id, step, due time, and the callback URLs of a signal wait). At most once: a process
- * killed between parking and this call sends none (docs/waits.md).
+ * (run id, step, due time, and the callback URLs of a signal wait). At least once (parkHook, 3.):
+ * the run's start record is written first, so that a process killed while it is sent leaves a
+ * record for the orphan scan. Resolves with the reply's status (undefined: no notify).
  */
 async function notify(
   p: ParkContext,
@@ -137,10 +146,13 @@ async function notify(
   context: RequestContext,
   waitId: string,
   dueAt: number,
-): Promise<void> {
+): Promise<string | undefined> {
   const step = p.saga.steps.get(request.step);
   const meta = step?.type === 'wait' ? step.wait.notify : undefined;
-  if (meta === undefined) return;
+  if (meta === undefined) return undefined;
+  // a run whose start record is not written yet (no event step before the wait) would leave
+  // nothing to resume from if this process died while the notify is out
+  await p.journal.started(p.entry);
   const wait: Record<string, unknown> = { runId: p.runId, step: request.step, until: new Date(dueAt).toISOString() };
   if (request.kind === 'signal') {
     const token = p.tokens.sign({ waitId, runId: p.runId, step: request.step, visit: request.visit, expiresAt: dueAt });
@@ -171,6 +183,11 @@ async function notify(
     if (reply.status !== 'SUCCESS' && reply.status !== 'ACK') {
       p.log.warn({ runId: p.runId, step: request.step, code: reply.error?.code }, 'wait notify event failed');
     }
+    return reply.status;
+  } catch (err) {
+    // as a failed reply: the wait stands, the links can be sent by other means (the console)
+    p.log.warn({ err: toErrorInfo(err), runId: p.runId, step: request.step }, 'wait notify event failed');
+    return 'FAIL';
   } finally {
     clearTimeout(timer);
   }
