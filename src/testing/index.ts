@@ -18,7 +18,7 @@ import { inputFailures } from '../config/input-check.js';
 import type { SecretSource } from '../runner/executor/secrets.js';
 import { createState } from '../states/index.js';
 import { createCluster } from '../systems/index.js';
-import { withEmbeddedJournal } from '../runner/waits/check.js'; // waits:
+import { checkSignalHomes, withEmbeddedJournal } from '../runner/waits/check.js'; // waits:
 import { callerKey } from '../core/caller.js';
 import type { AnyRunStatus } from '../core/messages.js';
 import type { Duration } from '../core/units.js';
@@ -123,7 +123,10 @@ async function hostFor(
 ): Promise<TestHost> {
   const { settings: loaded } = await loadConfig(file, {
     ...(options.env ? { env: options.env } : {}),
-    check: (s, report) => checkHandlers(s, BUILTIN_HANDLERS, report),
+    check: (s, report) => {
+      checkSignalHomes(s, report); // waits: a kept signal's store must be the one its waits park in
+      return checkHandlers(s, BUILTIN_HANDLERS, report);
+    },
   });
   const settings = withEmbeddedJournal(loaded); // waits: as `sagaway start` runs it
   const host = await Host.start({
