@@ -54,7 +54,8 @@ export function parkHook(p: ParkContext): ParkHook {
     const now = p.now();
     const dueAt = request.dueAt ?? now + (request.dueIn ?? 0);
     const fresh = randomUUID();
-    await p.store.park(
+    // the same wait parked again after a crash keeps its first id (and its resolution)
+    const row = await p.store.park(
       {
         waitId: fresh,
         journalId: p.entry.id,
@@ -74,10 +75,8 @@ export function parkHook(p: ParkContext): ParkHook {
       p.instance,
       now + PARK_LEASE_MS,
     );
-    // the same wait parked again after a crash keeps its first id (and its resolution)
-    const row = await p.store.byRun(p.runId);
-    const waitId = row?.waitId ?? fresh;
-    if (row && row.resolution === null && request.signal !== undefined && request.key !== undefined) {
+    const waitId = row.waitId;
+    if (row.resolution === null && request.signal !== undefined && request.key !== undefined) {
       await takeKeptSignal(p, row.waitId, row.version, request.signal, request.key, now);
     }
     const waitingOn: WaitingOn = {
