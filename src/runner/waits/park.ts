@@ -15,11 +15,12 @@ import type { CallbackTokens } from './tokens.js';
  * Parking a run (issue 21). The order of the writes is what makes a crash at any moment lose
  * nothing:
  *
- *   1. the wait row, leased to this process (PARK_LEASE_MS): no poller takes it yet;
+ *   1. the wait row, leased to this process (PARK_LEASE_MS): no poller takes it yet (on
+ *      PostgreSQL without a lease: its claim takes no wait whose run's record is RUNNING);
  *   2. a correlation signal kept before the wait existed is taken for it (the signal sender does
  *      the mirror image: keep, then look for waits; one of the two always sees the other);
  *   3. the journal record: WAITING at the wait step, with the payload and the progress;
- *   4. the lease is dropped: from now on any replica's poller may resume the run.
+ *   4. the lease is dropped (SQLite): from now on any replica's poller may resume the run.
  *
  * A crash after 1 leaves the journal RUNNING with a dead owner: the orphan scan resumes the run
  * from its last journaled step, it reaches the wait again and parks it again over the same row

@@ -1,6 +1,6 @@
 /**
  * Gathering the wait store's small statements of concurrent callers into one (issue 21's
- * throughput target): the parks, signal look-ups, resolutions, lease drops and removals made by
+ * throughput target): the parks, signal look-ups, resolutions and removals made by
  * the runs and requests of one event-loop turn go to PostgreSQL as one statement each (an array
  * parameter), instead of one round trip per run. Measured: a park and resume by signal made
  * eleven single round trips per run before; see BENCHMARKS.md "Issue 21".

@@ -6,7 +6,7 @@ import type { ParkRow, Parked, StoredResolution, WaitRow } from './store.js';
 /**
  * The wait store's hot statements on PostgreSQL, each gathered over the concurrent callers of
  * one event-loop turn (batcher.ts) into one statement with a jsonb or array parameter: a park,
- * a look-up by run, a resolution, a lease drop, a removal. Each keeps the guard of its single
+ * a look-up by run, a resolution, a removal. Each keeps the guard of its single
  * form (sql.ts) row by row: a resolution applies only to its wait at its version while
  * unresolved, a lease is dropped only by its owner.
  */
@@ -21,10 +21,9 @@ interface Resolve {
 }
 
 export class PgWaitBatches {
-  private readonly parks: TickBatcher<{ row: ParkRow; owner: string; leaseUntil: number }, Parked>;
+  private readonly parks: TickBatcher<{ row: ParkRow; owner: string | null; leaseUntil: number }, Parked>;
   private readonly runs: TickBatcher<string, WaitRow | undefined>;
   private readonly resolves: TickBatcher<Resolve, boolean>;
-  private readonly unleases: TickBatcher<{ waitId: string; owner: string }, void>;
   private readonly removes: TickBatcher<string, void>;
 
   /** `w`: the quoted wait table. */
@@ -103,23 +102,13 @@ export class PgWaitBatches {
       // two decisions on one wait: one statement each, the second sees the first's version
       (r) => r.waitId,
     );
-    this.unleases = new TickBatcher(async (items) => {
-      await (
-        await db()
-      ).query(
-        `UPDATE ${w} AS w SET lease_until = 0, lease_owner = NULL FROM unnest($1::text[], $2::text[]) AS x(wait_id, owner) ` +
-          `WHERE w.wait_id = x.wait_id AND w.lease_owner = x.owner`,
-        [items.map((i) => i.waitId), items.map((i) => i.owner)],
-      );
-      return items.map(() => undefined);
-    });
     this.removes = new TickBatcher(async (ids) => {
       await (await db()).query(`DELETE FROM ${w} WHERE wait_id = ANY($1::text[])`, [ids]);
       return ids.map(() => undefined);
     });
   }
 
-  park(row: ParkRow, owner: string, leaseUntil: number): Promise<Parked> {
+  park(row: ParkRow, owner: string | null, leaseUntil: number): Promise<Parked> {
     return this.parks.add({ row, owner, leaseUntil });
   }
   byRun(runId: string): Promise<WaitRow | undefined> {
@@ -127,9 +116,6 @@ export class PgWaitBatches {
   }
   resolve(r: Resolve): Promise<boolean> {
     return this.resolves.add(r);
-  }
-  unlease(waitId: string, owner: string): Promise<void> {
-    return this.unleases.add({ waitId, owner });
   }
   remove(waitId: string): Promise<void> {
     return this.removes.add(waitId);

@@ -83,7 +83,8 @@ export class SqlWaitStore implements WaitStore {
   }
 
   async park(row: ParkRow, owner: string, leaseUntil: number): Promise<Parked> {
-    if (this.batches) return this.batches.park(row, owner, leaseUntil);
+    // PostgreSQL: no park lease; the claim leaves the wait alone while the run's record is RUNNING
+    if (this.batches) return this.batches.park(row, null, 0);
     const db = await this.db();
     const [stored] = await db.query(
       `INSERT INTO ${this.w} (${COLUMNS}, ready_at, lease_owner, lease_until) VALUES ` +
@@ -112,7 +113,7 @@ export class SqlWaitStore implements WaitStore {
   }
 
   async unlease(waitId: string, owner: string): Promise<void> {
-    if (this.batches) return this.batches.unlease(waitId, owner);
+    if (this.batches) return; // park took no lease (above)
     const db = await this.db();
     await db.query(`UPDATE ${this.w} SET lease_until = 0, lease_owner = NULL WHERE wait_id = $1 AND lease_owner = $2`, [
       waitId,
@@ -129,12 +130,20 @@ export class SqlWaitStore implements WaitStore {
     limit: number,
   ): Promise<WaitRow[]> {
     const db = await this.db();
-    const claim =
-      `UPDATE ${this.w} SET lease_owner = $4, lease_until = $5 WHERE wait_id IN (SELECT wait_id FROM ${this.w} ` +
-      `WHERE runner = $1 AND deployment = $2 AND ready_at <= $3 AND lease_until <= $3 ORDER BY ready_at LIMIT $6 ${this.dialect.lockRows}) ` +
-      `AND lease_until <= $3 RETURNING ${COLUMNS}`;
     const journal = this.dialect.batched?.journal;
-    // PostgreSQL: the runs' journal records come with the claim (the resume need not read each)
+    // PostgreSQL: the runs' journal records come with the claim (the resume need not read each),
+    // and a wait whose run's record is RUNNING (being parked, or resumed and going on) is not
+    // taken: that is what lets a park go without a lease of its own
+    const pick =
+      journal === undefined
+        ? `SELECT wait_id FROM ${this.w} WHERE runner = $1 AND deployment = $2 AND ready_at <= $3 AND lease_until <= $3 ` +
+          `ORDER BY ready_at LIMIT $6 ${this.dialect.lockRows}`
+        : `SELECT w.wait_id FROM ${this.w} w LEFT JOIN ${journal} j ON j.id = w.journal_id WHERE w.runner = $1 AND ` +
+          `w.deployment = $2 AND w.ready_at <= $3 AND w.lease_until <= $3 AND (j.id IS NULL OR j.data->>'status' <> 'RUNNING') ` +
+          `ORDER BY w.ready_at LIMIT $6 FOR UPDATE OF w SKIP LOCKED`;
+    const claim =
+      `UPDATE ${this.w} SET lease_owner = $4, lease_until = $5 WHERE wait_id IN (${pick}) ` +
+      `AND lease_until <= $3 RETURNING ${COLUMNS}`;
     const sql =
       journal === undefined
         ? claim

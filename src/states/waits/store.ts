@@ -81,10 +81,12 @@ export interface WaitStats {
 export interface WaitStore {
   /**
    * Store (or replace, for the same journal record) a run's wait, leased by `owner` until
-   * `leaseUntil`: the parking process holds it until the journal says WAITING.
+   * `leaseUntil`: the parking process holds it until the journal says WAITING. A store whose
+   * claim reads the journal (PostgreSQL: claimReady takes no wait whose run's record is
+   * RUNNING) needs no such lease and writes none.
    */
   park(row: ParkRow, owner: string, leaseUntil: number): Promise<Parked>;
-  /** drop the lease `owner` holds on a wait (readies it for any poller) */
+  /** drop the lease `owner` holds on a wait (readies it for any poller); nothing where park took none */
   unlease(waitId: string, owner: string): Promise<void>;
   /** take up to `limit` ready waits of a runner deployment, leased to `owner` until `leaseUntil` */
   claimReady(
