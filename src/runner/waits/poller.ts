@@ -24,6 +24,8 @@ export class WaitPoller {
   private timer: NodeJS.Timeout | undefined;
   private wake: NodeJS.Timeout | undefined;
   private running: Promise<number> | undefined;
+  /** the look for the next ready time in progress (awaited on close: the store closes after) */
+  private looking: Promise<void> | undefined;
   private again = false;
   /** resolves the current poll's wait for a nudge */
   private nudged: (() => void) | undefined;
@@ -69,7 +71,7 @@ export class WaitPoller {
       if (this.again && !this.closed) {
         this.again = false;
         void this.poll();
-      } else if (!this.closed) void this.sleepUntilNext();
+      } else if (!this.closed) this.looking = this.sleepUntilNext().finally(() => (this.looking = undefined));
     });
     return this.running;
   }
@@ -132,6 +134,7 @@ export class WaitPoller {
    */
   private async sleepUntilNext(): Promise<void> {
     clearTimeout(this.wake);
+    if (this.closed) return;
     const now = this.now();
     let next: number | undefined;
     try {
@@ -150,6 +153,6 @@ export class WaitPoller {
     clearInterval(this.timer);
     clearTimeout(this.wake);
     this.nudged?.();
-    await Promise.allSettled([...this.inFlight]);
+    await Promise.allSettled([...this.inFlight, this.running, this.looking]);
   }
 }
