@@ -77,16 +77,22 @@ export function marks(log) {
     .map((l) => JSON.parse(l));
 }
 
+/** BENCH_NODE_ARGS: node flags for the measured sagaway processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`). */
+const NODE_ARGS = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+
 /** A gateway process (NATS) of the workspace. */
 export function gateway(ws, env = {}) {
-  return sagawayProcess(['gateway', '--config', ws.config], { env: { WAITBENCH_LOG: ws.log, ...env } });
+  return sagawayProcess(['gateway', '--config', ws.config], {
+    env: { WAITBENCH_LOG: ws.log, ...env },
+    nodeArgs: NODE_ARGS,
+  });
 }
 
 /** A runner replica of the workspace; nodeArgs e.g. GC_ON_SIGNAL. */
 export function runner(ws, env = {}, nodeArgs = []) {
   return sagawayProcess(['runner', '--config', ws.config, '--runner', 'api'], {
     env: { WAITBENCH_LOG: ws.log, ...env },
-    nodeArgs,
+    nodeArgs: [...NODE_ARGS, ...nodeArgs],
     probe: false,
   }).then(async (svc) => {
     for (let i = 0; i < 200; i++) {
@@ -102,7 +108,10 @@ export function runner(ws, env = {}, nodeArgs = []) {
 
 /** `sagaway start`: the gateway and the runner in one process, no NATS. */
 export function single(ws, env = {}) {
-  return sagawayProcess(['start', '--config', ws.config], { env: { WAITBENCH_LOG: ws.log, ...env } });
+  return sagawayProcess(['start', '--config', ws.config], {
+    env: { WAITBENCH_LOG: ws.log, ...env },
+    nodeArgs: NODE_ARGS,
+  });
 }
 
 /** Drop the workspace's PostgreSQL tables. */

@@ -15,7 +15,8 @@ import type { CallbackTokens } from './tokens.js';
  * Parking a run (issue 21). The order of the writes is what makes a crash at any moment lose
  * nothing:
  *
- *   1. the wait row, leased to this process (PARK_LEASE_MS): no poller takes it yet;
+ *   1. the wait row, leased to this process (PARK_LEASE_MS): no poller takes it yet (on
+ *      PostgreSQL without a lease: its claim takes no wait whose run's record is RUNNING);
  *   2. a correlation signal kept before the wait existed is taken for it (the signal sender does
  *      the mirror image: keep, then look for waits; one of the two always sees the other);
  *   3. the `notify` event, when the wait has one and is not decided yet, after the run's start
@@ -23,7 +24,7 @@ import type { CallbackTokens } from './tokens.js';
  *      the orphan scan runs the run to this wait again and sends it again, with the same
  *      idempotency key (at least once, like an event step); the journal records its reply;
  *   4. the journal record: WAITING at the wait step, with the payload and the progress;
- *   5. the lease is dropped: from now on any replica's poller may resume the run.
+ *   5. the lease is dropped (SQLite): from now on any replica's poller may resume the run.
  *
  * A crash after 1 leaves the journal RUNNING with a dead owner: the orphan scan resumes the run
  * from its last journaled step, it reaches the wait again and parks it again over the same row
@@ -58,7 +59,8 @@ export function parkHook(p: ParkContext): ParkHook {
     const now = p.now();
     const dueAt = request.dueAt ?? now + (request.dueIn ?? 0);
     const fresh = randomUUID();
-    await p.store.park(
+    // the same wait parked again after a crash keeps its first id (and its resolution)
+    const row = await p.store.park(
       {
         waitId: fresh,
         journalId: p.entry.id,
@@ -78,11 +80,9 @@ export function parkHook(p: ParkContext): ParkHook {
       p.instance,
       now + PARK_LEASE_MS,
     );
-    // the same wait parked again after a crash keeps its first id (and its resolution)
-    const row = await p.store.byRun(p.runId);
-    const waitId = row?.waitId ?? fresh;
-    let decided = row !== undefined && row.resolution !== null;
-    if (row && !decided && request.signal !== undefined && request.key !== undefined) {
+    const waitId = row.waitId;
+    let decided = row.resolution !== null;
+    if (!decided && request.signal !== undefined && request.key !== undefined) {
       decided = await takeKeptSignal(p, row.waitId, row.version, request.signal, request.key, now);
     }
     // before the journal says WAITING: at least once (see 3. above); a decided wait needs no links

@@ -39,7 +39,11 @@ export interface WaitRunner {
 
 /** Resume the run of a wait this process leased; resolves when the run ended or parked again. */
 export async function resumeWait(runner: WaitRunner, store: WaitStore, row: WaitRow, now: number): Promise<void> {
-  const rec = await runner.journalState.get(row.journalId);
+  // the claim read the record in the same statement (PostgreSQL), else it is read here
+  const rec =
+    row.journal !== undefined
+      ? row.journal && { id: row.journalId, ...row.journal }
+      : await runner.journalState.get(row.journalId);
   const d = rec?.data as JournalData | undefined;
   const wait = d?.['wait'] as { waitId?: string; step?: string; visit?: number } | undefined;
   if (!rec || !d || d.status === 'DONE') {
@@ -55,23 +59,32 @@ export async function resumeWait(runner: WaitRunner, store: WaitStore, row: Wait
     visit: row.visit,
   };
   if (row.resolution === null && row.dueAt > now) return; // not due (ready_at moved by an approval only)
-  let entry: JournalEntry;
+  // The take-over: a compare-and-set on the version read, group-committed with the other
+  // journal writes of this turn (journal.ts); a version that moved on means another process
+  // took the run (RUNNER_UNAVAILABLE) and this one leaves it.
+  const entry: JournalEntry = { id: rec.id, version: rec.version };
   try {
-    const taken = await runner.journalState.update(
-      rec.id,
-      { status: 'RUNNING', owner: runner.instance, waitResult: waited, waitingOn: null, updatedAt: Date.now() },
-      { expectedVersion: rec.version },
-    );
-    entry = { id: rec.id, version: taken.version };
+    await runner.journal.patchRun(entry, {
+      status: 'RUNNING',
+      owner: runner.instance,
+      waitResult: waited,
+      waitingOn: null,
+      updatedAt: Date.now(),
+    });
   } catch (err) {
-    if (err instanceof SagawayError && err.code === 'STALE_VERSION') return;
+    if (err instanceof SagawayError && (err.code === 'RUNNER_UNAVAILABLE' || err.code === 'STALE_VERSION')) return;
     throw err;
   }
-  await store.remove(row.waitId).catch((err: unknown) => {
-    // left behind, it is removed by the next poller that takes it (the journal is RUNNING or DONE then)
+  // removed while the run goes on: left behind, the row is removed by the next poller that
+  // takes it (the journal is RUNNING or DONE then)
+  const removed = store.remove(row.waitId).catch((err: unknown) => {
     runner.log.warn({ err: toErrorInfo(err), runId: d.runId }, 'resumed wait not removed');
   });
-  await continueRun(runner, d, entry, waited);
+  try {
+    await continueRun(runner, d, entry, waited);
+  } finally {
+    await removed;
+  }
 }
 
 /**

@@ -12,8 +12,13 @@ import { SqlWaitStore } from './sql.js';
 export function createWaitStore(state: StateSettings): SqlWaitStore {
   if (state.type === 'postgres') {
     const table = sqlTableNames(state.table.slice(0, 50), 63).t.slice(1, -1);
-    return new SqlWaitStore('postgres', table, { bigint: 'BIGINT', lockRows: 'FOR UPDATE SKIP LOCKED' }, () =>
-      openPostgresRunner(state.alias, state.url, Math.min(4, state.poolSize)),
+    // the journal's own table (states/postgres.ts names it so), read by the claim
+    const journal = sqlTableNames(state.table, 63).t;
+    return new SqlWaitStore(
+      'postgres',
+      table,
+      { bigint: 'BIGINT', lockRows: 'FOR UPDATE SKIP LOCKED', batched: { journal } },
+      () => openPostgresRunner(state.alias, state.url, Math.min(4, state.poolSize)),
     );
   }
   const file = state.type === 'sqlite' ? state.file : ':memory:';

@@ -1,5 +1,7 @@
-import type { ParkRow, SignalRow, StoredResolution, WaitRow, WaitStats, WaitStore } from './store.js';
+import type { ParkRow, Parked, SignalRow, StoredResolution, WaitRow, WaitStats, WaitStore } from './store.js';
 import { LazyConnection, type SqlRunner } from '../sql-runner.js';
+import { PgWaitBatches } from './pg-batch.js';
+import { COLUMNS, parkConflict, parkedOf, signalOf, waitOf } from './rows.js';
 
 export type { SqlRunner } from '../sql-runner.js';
 
@@ -16,10 +18,13 @@ export interface WaitDialect {
   bigint: string;
   /** appended to the SELECT that picks waits to lease (PostgreSQL: `FOR UPDATE SKIP LOCKED`) */
   lockRows: string;
+  /**
+   * PostgreSQL: the hot statements of concurrent callers are gathered into one (pg-batch.ts),
+   * and a claim reads the runs' journal records in the same statement (`journal`: the journal's
+   * quoted table, whose rows are `id, version, data jsonb`: states/postgres.ts).
+   */
+  batched?: { journal: string };
 }
-
-const COLUMNS =
-  'wait_id, journal_id, run_id, runner, deployment, saga_id, step, visit, kind, signal, corr_key, due_at, resolution, approvals, caller, version, created_at';
 
 /** Signals deleted by one pruning pass at most. */
 const PRUNE_BATCH = 1000;
@@ -28,6 +33,7 @@ export class SqlWaitStore implements WaitStore {
   private readonly w: string;
   private readonly s: string;
   private readonly connection: LazyConnection;
+  private readonly batches: PgWaitBatches | undefined;
 
   constructor(
     readonly kind: string,
@@ -38,6 +44,7 @@ export class SqlWaitStore implements WaitStore {
     this.w = `"${table}_waits"`;
     this.s = `"${table}_signals"`;
     this.connection = new LazyConnection(open, (db) => this.createTables(db));
+    this.batches = dialect.batched ? new PgWaitBatches(this.w, () => this.db()) : undefined;
   }
 
   /** The connection (sql-runner.ts LazyConnection: opened, tables made, on first use). */
@@ -75,24 +82,13 @@ export class SqlWaitStore implements WaitStore {
     await this.db();
   }
 
-  async park(row: ParkRow, owner: string, leaseUntil: number): Promise<void> {
+  async park(row: ParkRow, owner: string, leaseUntil: number): Promise<Parked> {
+    // PostgreSQL: no park lease; the claim leaves the wait alone while the run's record is RUNNING
+    if (this.batches) return this.batches.park(row, null, 0);
     const db = await this.db();
-    // A run parked again at the same journal record (a resumed run that waits anew, or the same
-    // wait parked twice after a crash) replaces its row; a resolution already there is kept when
-    // it is the same wait (same step and visit), so a signal that came in between is not lost.
-    await db.query(
+    const [stored] = await db.query(
       `INSERT INTO ${this.w} (${COLUMNS}, ready_at, lease_owner, lease_until) VALUES ` +
-        `($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, '[]', $13, 1, $14, $12, $15, $16) ` +
-        `ON CONFLICT (journal_id) DO UPDATE SET wait_id = CASE WHEN ${this.w}.step = excluded.step AND ${this.w}.visit = excluded.visit ` +
-        `THEN ${this.w}.wait_id ELSE excluded.wait_id END, ` +
-        `resolution = CASE WHEN ${this.w}.step = excluded.step AND ${this.w}.visit = excluded.visit THEN ${this.w}.resolution ELSE NULL END, ` +
-        `approvals = CASE WHEN ${this.w}.step = excluded.step AND ${this.w}.visit = excluded.visit THEN ${this.w}.approvals ELSE '[]' END, ` +
-        `ready_at = CASE WHEN ${this.w}.step = excluded.step AND ${this.w}.visit = excluded.visit AND ${this.w}.resolution IS NOT NULL ` +
-        `THEN ${this.w}.ready_at ELSE excluded.ready_at END, ` +
-        `run_id = excluded.run_id, runner = excluded.runner, deployment = excluded.deployment, saga_id = excluded.saga_id, ` +
-        `step = excluded.step, visit = excluded.visit, kind = excluded.kind, signal = excluded.signal, corr_key = excluded.corr_key, ` +
-        `due_at = excluded.due_at, caller = excluded.caller, lease_owner = excluded.lease_owner, ` +
-        `lease_until = excluded.lease_until, version = ${this.w}.version + 1`,
+        `($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, '[]', $13, 1, $14, $12, $15, $16) ${parkConflict(this.w)}`,
       [
         row.waitId,
         row.journalId,
@@ -112,9 +108,12 @@ export class SqlWaitStore implements WaitStore {
         leaseUntil,
       ],
     );
+    if (stored === undefined) throw new Error('a parked wait was not answered');
+    return parkedOf(stored);
   }
 
   async unlease(waitId: string, owner: string): Promise<void> {
+    if (this.batches) return; // park took no lease (above)
     const db = await this.db();
     await db.query(`UPDATE ${this.w} SET lease_until = 0, lease_owner = NULL WHERE wait_id = $1 AND lease_owner = $2`, [
       waitId,
@@ -131,16 +130,40 @@ export class SqlWaitStore implements WaitStore {
     limit: number,
   ): Promise<WaitRow[]> {
     const db = await this.db();
-    const rows = await db.query(
-      `UPDATE ${this.w} SET lease_owner = $4, lease_until = $5 WHERE wait_id IN (SELECT wait_id FROM ${this.w} ` +
-        `WHERE runner = $1 AND deployment = $2 AND ready_at <= $3 AND lease_until <= $3 ORDER BY ready_at LIMIT $6 ${this.dialect.lockRows}) ` +
-        `AND lease_until <= $3 RETURNING ${COLUMNS}`,
-      [runner, deployment, now, owner, leaseUntil, limit],
-    );
+    const journal = this.dialect.batched?.journal;
+    // PostgreSQL: the runs' journal records come with the claim (the resume need not read each),
+    // and a wait whose run's record is RUNNING (being parked, or resumed and going on) is not
+    // taken: that is what lets a park go without a lease of its own
+    const pick =
+      journal === undefined
+        ? `SELECT wait_id FROM ${this.w} WHERE runner = $1 AND deployment = $2 AND ready_at <= $3 AND lease_until <= $3 ` +
+          `ORDER BY ready_at LIMIT $6 ${this.dialect.lockRows}`
+        : `SELECT w.wait_id FROM ${this.w} w LEFT JOIN ${journal} j ON j.id = w.journal_id WHERE w.runner = $1 AND ` +
+          `w.deployment = $2 AND w.ready_at <= $3 AND w.lease_until <= $3 AND (j.id IS NULL OR j.data->>'status' <> 'RUNNING') ` +
+          `ORDER BY w.ready_at LIMIT $6 FOR UPDATE OF w SKIP LOCKED`;
+    const claim =
+      `UPDATE ${this.w} SET lease_owner = $4, lease_until = $5 WHERE wait_id IN (${pick}) ` +
+      `AND lease_until <= $3 RETURNING ${COLUMNS}`;
+    const sql =
+      journal === undefined
+        ? claim
+        : `WITH c AS (${claim}) SELECT c.*, j.version AS j_version, j.data AS j_data FROM c LEFT JOIN ${journal} j ON j.id = c.journal_id`;
+    const rows = await db.query(sql, [runner, deployment, now, owner, leaseUntil, limit]);
     return rows.map(waitOf);
   }
 
+  async nextReady(runner: string, deployment: string, after: number): Promise<number | undefined> {
+    const db = await this.db();
+    const [row] = await db.query(
+      `SELECT MIN(ready_at) AS at FROM ${this.w} WHERE runner = $1 AND deployment = $2 AND ready_at > $3`,
+      [runner, deployment, after],
+    );
+    const at = row?.['at'];
+    return at === null || at === undefined ? undefined : Number(at);
+  }
+
   async byRun(runId: string): Promise<WaitRow | undefined> {
+    if (this.batches) return this.batches.byRun(runId);
     const db = await this.db();
     const [row] = await db.query(
       `SELECT ${COLUMNS} FROM ${this.w} WHERE run_id = $1 ORDER BY created_at DESC LIMIT 1`,
@@ -162,6 +185,7 @@ export class SqlWaitStore implements WaitStore {
     approvals: string[],
     now: number,
   ): Promise<boolean> {
+    if (this.batches) return this.batches.resolve({ waitId, version, resolution, approvals, now });
     const db = await this.db();
     const rows = await db.query(
       `UPDATE ${this.w} SET resolution = $3, approvals = $4, version = version + 1, ` +
@@ -189,6 +213,7 @@ export class SqlWaitStore implements WaitStore {
   }
 
   async remove(waitId: string): Promise<void> {
+    if (this.batches) return this.batches.remove(waitId);
     const db = await this.db();
     await db.query(`DELETE FROM ${this.w} WHERE wait_id = $1`, [waitId]);
   }
@@ -264,37 +289,4 @@ export class SqlWaitStore implements WaitStore {
   async close(): Promise<void> {
     await this.connection.close();
   }
-}
-
-function waitOf(r: Record<string, unknown>): WaitRow {
-  return {
-    waitId: String(r['wait_id']),
-    journalId: String(r['journal_id']),
-    runId: String(r['run_id']),
-    runner: String(r['runner']),
-    deployment: String(r['deployment']),
-    sagaId: String(r['saga_id']),
-    step: String(r['step']),
-    visit: Number(r['visit']),
-    kind: r['kind'] === 'timer' ? 'timer' : 'signal',
-    signal: typeof r['signal'] === 'string' ? r['signal'] : null,
-    key: typeof r['corr_key'] === 'string' ? r['corr_key'] : null,
-    dueAt: Number(r['due_at']),
-    resolution: typeof r['resolution'] === 'string' ? (JSON.parse(r['resolution']) as StoredResolution) : null,
-    approvals: typeof r['approvals'] === 'string' ? (JSON.parse(r['approvals']) as string[]) : [],
-    caller: typeof r['caller'] === 'string' ? r['caller'] : null,
-    version: Number(r['version']),
-    createdAt: Number(r['created_at']),
-  };
-}
-
-function signalOf(r: Record<string, unknown>): SignalRow {
-  return {
-    messageId: String(r['message_id']),
-    signal: String(r['signal']),
-    key: String(r['corr_key']),
-    data: typeof r['data'] === 'string' ? JSON.parse(r['data']) : null,
-    keepUntil: Number(r['keep_until']),
-    consumedBy: typeof r['consumed_by'] === 'string' ? r['consumed_by'] : null,
-  };
 }

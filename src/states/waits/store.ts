@@ -40,10 +40,23 @@ export interface WaitRow {
   caller: string | null;
   version: number;
   createdAt: number;
+  /**
+   * The run's journal record (its version and data) as the claim read it, when the store could
+   * read it in the same statement (PostgreSQL: claimReady joins the journal table); null: no
+   * record; absent: not read (the resume reads it).
+   */
+  journal?: { version: number; data: Record<string, unknown> } | null;
 }
 
 /** A row to park (store.park). */
-export type ParkRow = Omit<WaitRow, 'version' | 'resolution' | 'approvals'>;
+export type ParkRow = Omit<WaitRow, 'version' | 'resolution' | 'approvals' | 'journal'>;
+
+/** What a park answers: the row as stored (the same wait parked again keeps its id and resolution). */
+export interface Parked {
+  waitId: string;
+  version: number;
+  resolution: StoredResolution | null;
+}
 
 /** A signal kept because no run waited for it (`POST /api/signals/<name>`), or remembered for its messageId. */
 export interface SignalRow {
@@ -68,10 +81,12 @@ export interface WaitStats {
 export interface WaitStore {
   /**
    * Store (or replace, for the same journal record) a run's wait, leased by `owner` until
-   * `leaseUntil`: the parking process holds it until the journal says WAITING.
+   * `leaseUntil`: the parking process holds it until the journal says WAITING. A store whose
+   * claim reads the journal (PostgreSQL: claimReady takes no wait whose run's record is
+   * RUNNING) needs no such lease and writes none.
    */
-  park(row: ParkRow, owner: string, leaseUntil: number): Promise<void>;
-  /** drop the lease `owner` holds on a wait (readies it for any poller) */
+  park(row: ParkRow, owner: string, leaseUntil: number): Promise<Parked>;
+  /** drop the lease `owner` holds on a wait (readies it for any poller); nothing where park took none */
   unlease(waitId: string, owner: string): Promise<void>;
   /** take up to `limit` ready waits of a runner deployment, leased to `owner` until `leaseUntil` */
   claimReady(
@@ -82,6 +97,8 @@ export interface WaitStore {
     leaseUntil: number,
     limit: number,
   ): Promise<WaitRow[]>;
+  /** the earliest ready time after `after` of a runner deployment's waits (the poller sleeps until it) */
+  nextReady(runner: string, deployment: string, after: number): Promise<number | undefined>;
   byRun(runId: string): Promise<WaitRow | undefined>;
   byId(waitId: string): Promise<WaitRow | undefined>;
   /**
