@@ -16,7 +16,10 @@ export async function startProcessTracing(settings: Settings, log: Logger): Prom
   // The batch's timing follows the SDK's own OTEL_BSP_* variables.
   installTracing(await startTracing(config, { version: packageVersion() }));
   // The endpoint is logged without its query or credentials; the headers are never logged.
-  log.info({ endpoint: redactedUrl(config.url), service: config.serviceName, sampleRatio: config.sampleRatio }, 'tracing on');
+  log.info(
+    { endpoint: redactedUrl(config.url), service: config.serviceName, sampleRatio: config.sampleRatio },
+    'tracing on',
+  );
   return async () => {
     const t = tracing.current;
     installTracing(undefined);

@@ -12,7 +12,8 @@ export const ObservabilitySchema = Type.Object(
         {
           enabled: Type.Optional(
             Type.Boolean({
-              description: 'export spans over OTLP/HTTP; default: on when OTEL_TRACES_EXPORTER=otlp or an OTLP endpoint variable is set',
+              description:
+                'export spans over OTLP/HTTP; default: on when OTEL_TRACES_EXPORTER=otlp or an OTLP endpoint variable is set',
             }),
           ),
           endpoint: Type.Optional(
@@ -25,13 +26,18 @@ export const ObservabilitySchema = Type.Object(
             }),
           ),
           serviceName: Type.Optional(
-            Type.String({ minLength: 1, maxLength: 128, description: 'service.name of the spans; default OTEL_SERVICE_NAME, else sagaway' }),
+            Type.String({
+              minLength: 1,
+              maxLength: 128,
+              description: 'service.name of the spans; default OTEL_SERVICE_NAME, else sagaway',
+            }),
           ),
           sampleRatio: Type.Optional(
             Type.Number({
               minimum: 0,
               maximum: 1,
-              description: 'share of new traces recorded (a caller\'s sampled flag is followed); default OTEL_TRACES_SAMPLER_ARG, else 1',
+              description:
+                "share of new traces recorded (a caller's sampled flag is followed); default OTEL_TRACES_SAMPLER_ARG, else 1",
             }),
           ),
           headers: Type.Optional(

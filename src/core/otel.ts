@@ -112,7 +112,8 @@ const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
  * bounded `tracestate`; anything else is dropped, never trusted.
  */
 export function carrierOf(traceparent: unknown, tracestate?: unknown): TraceCarrier | undefined {
-  if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent) || traceparent.startsWith('ff')) return undefined;
+  if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent) || traceparent.startsWith('ff'))
+    return undefined;
   return typeof tracestate === 'string' && tracestate !== '' && tracestate.length <= MAX_TRACESTATE
     ? { traceparent, tracestate }
     : { traceparent };

@@ -45,5 +45,9 @@ export function traceTries(tracer: StepTracer | undefined, step: string): ((t: T
 /** End a step's OpenTelemetry span with how the step ended (its error code, never its message). */
 export function endStepSpan(span: StepSpan, result: StepEnd): void {
   if ('end' in result) span.end(result.end.outcome, result.end.error?.code);
-  else span.end(result.error ? (result.value === 'TIMEOUT' ? 'TIMEOUT' : 'FAIL') : result.value || 'SUCCESS', result.error?.code);
+  else
+    span.end(
+      result.error ? (result.value === 'TIMEOUT' ? 'TIMEOUT' : 'FAIL') : result.value || 'SUCCESS',
+      result.error?.code,
+    );
 }

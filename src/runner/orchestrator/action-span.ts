@@ -6,7 +6,11 @@ import { tracing } from '../../core/otel.js';
 /** What tracing an executed event needs of the runner. */
 interface Executing {
   readonly name: string;
-  executeUntraced(event: EventMessage, binding: StreamBindingSettings | undefined, cancel: Cancellable): Promise<EventReply>;
+  executeUntraced(
+    event: EventMessage,
+    binding: StreamBindingSettings | undefined,
+    cancel: Cancellable,
+  ): Promise<EventReply>;
 }
 
 /**

@@ -351,7 +351,11 @@ export class Runner {
   }
 
   /** Execute without the action's span (action-span.ts adds it). */
-  executeUntraced(event: EventMessage, binding: StreamBindingSettings | undefined, cancel: Cancellable): Promise<EventReply> {
+  executeUntraced(
+    event: EventMessage,
+    binding: StreamBindingSettings | undefined,
+    cancel: Cancellable,
+  ): Promise<EventReply> {
     return executeEvent(this.executor, event, binding, cancel);
   }
 

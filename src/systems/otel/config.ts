@@ -33,9 +33,7 @@ export function resolveTracing(
   if (!(own?.enabled ?? byEnv)) return undefined;
   // The file's endpoint is a base URL like OTEL_EXPORTER_OTLP_ENDPOINT; the _TRACES_ variable is the full URL.
   const url =
-    own?.endpoint !== undefined
-      ? tracesUrl(own.endpoint)
-      : (tracesEndpoint ?? tracesUrl(endpoint ?? DEFAULT_ENDPOINT));
+    own?.endpoint !== undefined ? tracesUrl(own.endpoint) : (tracesEndpoint ?? tracesUrl(endpoint ?? DEFAULT_ENDPOINT));
   return {
     url,
     serviceName: own?.serviceName ?? nonEmpty(env['OTEL_SERVICE_NAME']) ?? 'sagaway',
@@ -50,7 +48,9 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 function tracesUrl(base: string): string {
-  return base.replace(/\/+$/, '') + '/v1/traces';
+  let end = base.length;
+  while (end > 0 && base[end - 1] === '/') end--;
+  return base.slice(0, end) + '/v1/traces';
 }
 
 function ratioOf(value: string | undefined): number | undefined {

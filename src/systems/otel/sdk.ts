@@ -70,7 +70,8 @@ export async function startTracing(config: ResolvedTracing, options: SdkOptions 
   const finish = (span: Span, outcome: string, code: string | undefined): void => {
     span.setAttribute('sagaway.outcome', outcome);
     if (code !== undefined) span.setAttribute('error.type', code);
-    if (outcome === 'FAIL' || outcome === 'TIMEOUT') span.setStatus({ code: SpanStatusCode.ERROR, message: code ?? outcome });
+    if (outcome === 'FAIL' || outcome === 'TIMEOUT')
+      span.setStatus({ code: SpanStatusCode.ERROR, message: code ?? outcome });
     span.end();
   };
   const otelSpan = (span: Span): OtelSpan => {
