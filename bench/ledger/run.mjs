@@ -54,7 +54,12 @@ const ROWS = [
   { label: '+ access log at info (to /dev/null)', parts: `${BASE},saga,render,keys,metrics,log`, after: 8 },
   { label: 'createGateway, logs off, rate limit off', parts: 'gateway', after: 8 },
   { label: 'createGateway, logs off, rate limit on', parts: 'gateway', env: { RATE: '1' }, after: 10 },
-  { label: 'createGateway, tracing on (100% sampled, OTLP/HTTP)', parts: 'gateway', env: { TRACING: 'sink' }, after: 10 },
+  {
+    label: 'createGateway, tracing on (100% sampled, OTLP/HTTP)',
+    parts: 'gateway',
+    env: { TRACING: 'sink' },
+    after: 10,
+  },
 ];
 
 // The tracing row's spans go to a sink in this process (its CPU is not the server's).

@@ -53,18 +53,18 @@ export class OtlpReceiver {
   ) {}
 
   static async start(): Promise<OtlpReceiver> {
-    let receiver: OtlpReceiver | undefined;
+    const self: { receiver?: OtlpReceiver } = {};
     const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        receiver?.requests.push(req.headers);
+        self.receiver?.requests.push(req.headers);
         if (req.url !== '/v1/traces' || !String(req.headers['content-type']).includes('json')) {
           res.writeHead(415).end();
           return;
         }
         try {
-          receiver?.take(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+          self.receiver?.take(JSON.parse(Buffer.concat(chunks).toString('utf8')));
           res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
         } catch {
           res.writeHead(400).end();
@@ -73,8 +73,8 @@ export class OtlpReceiver {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const address = server.address();
-    receiver = new OtlpReceiver(server, typeof address === 'object' && address ? address.port : 0);
-    return receiver;
+    self.receiver = new OtlpReceiver(server, typeof address === 'object' && address ? address.port : 0);
+    return self.receiver;
   }
 
   get url(): string {
