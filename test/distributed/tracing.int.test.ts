@@ -45,7 +45,7 @@ export default {
 };
 `;
 
-function configFor(prefix: string, receiver: string) {
+function configFor(prefix: string) {
   const meta = (action: string) => ({ handler: 'shop', action, version: 0, stream: 'shop', outputElement: '-' });
   return {
     gateway: {
@@ -53,8 +53,9 @@ function configFor(prefix: string, receiver: string) {
       apis: [{ path: '/', runner: 'api', public: true }],
       limits: { timeout: '5s', rate: false },
     },
-    // serviceName unset: each process names itself with OTEL_SERVICE_NAME
-    observability: { tracing: { enabled: true, endpoint: receiver, headers: { 'x-otlp-key': 'k-123' } } },
+    // neither `enabled` nor the endpoint: the OTEL_* variables of each process decide, and each
+    // names itself with OTEL_SERVICE_NAME (a process without them does not trace)
+    observability: { tracing: { headers: { 'x-otlp-key': 'k-123' } } },
     systems: {
       bus: {
         type: 'nats',
@@ -112,18 +113,31 @@ describe('OpenTelemetry across gateway, runner and a remote step over NATS', { s
   let log: string;
   const env = (service: string) => ({
     OTEL_SERVICE_NAME: service,
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
     OTEL_BSP_SCHEDULE_DELAY: '100',
     SAGAWAY_TEST_LOG: log,
   });
+  /** what crossed NATS: the headers of every saga request and event of this test's prefix */
+  const seen: { subject: string; traceparent: string | undefined }[] = [];
+  let nc: { close(): Promise<void> } | undefined;
 
   before(async () => {
     receiver = await OtlpReceiver.start();
     const { stringify } = await import('yaml');
     cluster = await Cluster.create({
-      'sagaway.yaml': stringify(configFor(prefix, receiver.url)),
+      'sagaway.yaml': stringify(configFor(prefix)),
       'shop.mjs': SHOP_HANDLER,
     });
     log = join(cluster.dir, 'handler.log');
+    const { connect } = await import('@nats-io/transport-node');
+    const conn = await connect({ servers: NATS });
+    nc = conn;
+    for (const subject of [`${prefix}.run.>`, `${prefix}.ev.>`])
+      conn.subscribe(subject, {
+        callback: (_err, msg) => {
+          seen.push({ subject: msg.subject, traceparent: msg.headers?.get('traceparent') || undefined });
+        },
+      });
     [api, , { port }] = await Promise.all([
       cluster.runner('api', undefined, env('orchestrator')),
       cluster.runner('worker', undefined, env('worker')),
@@ -131,6 +145,7 @@ describe('OpenTelemetry across gateway, runner and a remote step over NATS', { s
     ]);
   });
   after(async () => {
+    await nc?.close();
     await cluster?.close();
     await receiver?.close();
     await dropStreams(NATS, prefix);
@@ -184,6 +199,11 @@ describe('OpenTelemetry across gateway, runner and a remote step over NATS', { s
       assert.equal(action.attributes['sagaway.retry.attempt'], 1);
       assert.equal(action.attributes['sagaway.outcome'], 'SUCCESS');
     }
+    // the context crossed NATS in headers: the saga request carried the request span, each event its step's span
+    const runMsg = seen.find((m) => m.subject === `${prefix}.run.api` && m.traceparent?.includes(traceId));
+    assert.equal(runMsg?.traceparent, `00-${traceId}-${request.spanId}-01`);
+    const events = seen.filter((m) => m.subject.startsWith(`${prefix}.ev.`) && m.traceparent?.includes(traceId));
+    assert.equal(events.length, 2, 'both events carried a traceparent header');
     // nothing of the payload (the body's password) is in any span
     assert.ok(!JSON.stringify(receiver.spans).includes('hunter2'), 'no payload in spans');
     // the configured export headers reach the collector
@@ -201,6 +221,30 @@ describe('OpenTelemetry across gateway, runner and a remote step over NATS', { s
     await waitUntil(() => receiver.spans.some((s) => s.kind === 2 && !before.has(s.traceId)), 15_000, 100);
     const request = receiver.spans.find((s) => s.kind === 2 && !before.has(s.traceId))!;
     assert.equal(request.parentSpanId, undefined, 'a root span');
+  });
+
+  test('tracing off (a gateway without OTEL_*): no span, no header', async () => {
+    const { port: offPort } = await cluster.gateway({ SAGAWAY_TEST_LOG: log });
+    const traceId = hex(16);
+    const before = seen.length;
+    const res = await call(offPort, '/api/request/order', {
+      method: 'POST',
+      body: {},
+      headers: { ...CLIENT, traceparent: `00-${traceId}-${hex(8)}-01` },
+    });
+    assert.equal(res.status, 201);
+    const runMsgs = seen.slice(before).filter((m) => m.subject === `${prefix}.run.api`);
+    assert.equal(runMsgs.length, 1);
+    assert.equal(runMsgs[0]!.traceparent, undefined, 'the off gateway sent no traceparent header');
+    // the traced runner made a trace of its own; nothing joined the caller's
+    await waitUntil(() => receiver.spans.filter((s) => s.name === 'saga order').length >= 3, 15_000, 100);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.deepEqual(receiver.trace(traceId), [], "no span joined the off gateway's caller trace");
+    assert.ok(
+      !receiver.spans.some(
+        (s) => s.kind === 2 && s.attributes['sagaway.request_id'] === res.headers.get('x-request-id'),
+      ),
+    );
   });
 
   test('a run resumed after its runner was killed (-9) is a new trace linked to the first', async () => {
