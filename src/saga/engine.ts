@@ -142,7 +142,8 @@ async function unwindSafely(
   at: UnwindState,
 ): Promise<SagaResult> {
   try {
-    return await unwind(deps, run.saga, runId, context, result, at, run.unwindJournal, run.lineage, run.trace);
+    const { unwindJournal, lineage, trace, otel } = run;
+    return await unwind(deps, run.saga, runId, context, result, at, unwindJournal, lineage, trace, otel);
   } catch (err) {
     deps.log.error({ err: toErrorInfo(err), saga: run.saga.id, runId }, 'compensations stopped: journal write failed');
     return result;

@@ -139,4 +139,62 @@ describe('OpenTelemetry hooks of the engine', () => {
     assert.ok(otel.log.includes('end charge FAIL RUNNER_UNAVAILABLE'), otel.log.join('\n'));
     assert.ok(!otel.log.join('\n').includes('secret detail'));
   });
+
+  test('a compensation has its own span, and its event carries it', async () => {
+    const undoSaga = compileSaga(
+      {
+        id: 'order',
+        path: '/order',
+        source: { file: 'inline', at: [] },
+        steps: [
+          { id: 'start', type: 'start', links: [{ to: 'reserve' }] },
+          {
+            id: 'reserve',
+            type: 'event',
+            eventMeta: { handler: 'shop', action: 'Reserve', version: 0, outputElement: '-' },
+            compensate: { eventMeta: { handler: 'shop', action: 'Release', version: 0 } },
+            links: [{ to: 'charge', when: ['SUCCESS'] }],
+          },
+          {
+            id: 'charge',
+            type: 'event',
+            eventMeta: { handler: 'shop', action: 'Charge', version: 0, outputElement: '-' },
+            links: [{ to: 'ok', when: ['SUCCESS'] }],
+          },
+          { id: 'ok', type: 'success' },
+        ],
+      } as SagaDefinition,
+      60_000,
+    );
+    const calls: EventMessage[] = [];
+    const otel = recordingRun();
+    const d: EngineDeps = {
+      log: silentLogger(),
+      maxSteps: 10,
+      dispatch: async (event) => {
+        calls.push(event);
+        const fail = event.stepId === 'charge';
+        return {
+          status: fail ? 'FAIL' : 'SUCCESS',
+          ...(fail ? { error: { code: 'CARD_DECLINED', message: 'no', http: 402 } } : {}),
+          inputElement: null,
+          outputElement: null,
+        };
+      },
+    };
+    const result = await runSaga(d, {
+      saga: undoSaga,
+      input: {},
+      context: context(),
+      deadline: Date.now() + 10_000,
+      runId: 'r',
+      otel,
+    });
+    assert.equal(result.outcome, 'FAIL');
+    assert.ok(otel.log.includes('start reserve:undo undo'), otel.log.join('\n'));
+    assert.ok(otel.log.includes('end reserve:undo SUCCESS'), otel.log.join('\n'));
+    const undo = calls.find((c) => c.stepId === 'reserve:undo');
+    assert.match(undo?.trace?.traceparent ?? '', /^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
+    assert.notEqual(undo?.trace?.traceparent, calls.find((c) => c.stepId === 'reserve')?.trace?.traceparent);
+  });
 });
