@@ -8,7 +8,7 @@
 //            in this process (the sink's own CPU is counted too: an upper bound)
 // The saga is bench/engine's 4-step one (start -> event -> condition -> success), run by the
 // runner as a gateway request is (Runner.run), one run in flight.
-//   npm run build && node bench/tracing/run.mjs [--before /path/to/old/tree (its dist/ built)] [--seconds 2] [--rounds 7]
+//   npm run build && node bench/tracing/run.mjs [--before /path/to/old/tree (its dist/ built)] [--seconds 2] [--rounds 7] [--off-only]
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -24,6 +24,8 @@ const { values } = parseArgs({
     before: { type: 'string' },
     seconds: { type: 'string', default: '2' },
     rounds: { type: 'string', default: '7' },
+    // --off-only: before and off alone (the on side's exports and garbage land in the others' rounds)
+    'off-only': { type: 'boolean', default: false },
   },
 });
 const seconds = Number(values.seconds);
@@ -91,7 +93,7 @@ const before = values.before ? await runnerOf(join(resolve(values.before), 'dist
 const sides = [
   ...(before ? [{ name: 'before (no tracing code)', runner: before.runner, tracing: undefined }] : []),
   { name: 'off', runner: ours.runner, tracing: undefined },
-  { name: 'on (100% sampled, OTLP/HTTP)', runner: ours.runner, tracing: tracer },
+  ...(values['off-only'] ? [] : [{ name: 'on (100% sampled, OTLP/HTTP)', runner: ours.runner, tracing: tracer }]),
 ];
 
 async function measure(side) {

@@ -105,6 +105,8 @@ export function installTracing(tracer: Tracing | undefined): void {
 export const MAX_TRACESTATE = 512;
 
 const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+/** W3C tracestate: printable ASCII only (no CR/LF to smuggle into a header written on). */
+const TRACESTATE = /^[\x20-\x7e]+$/;
 
 /**
  * A carrier read from a header, a NATS message or the journal: well-formed W3C `traceparent`
@@ -114,7 +116,7 @@ const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 export function carrierOf(traceparent: unknown, tracestate?: unknown): TraceCarrier | undefined {
   if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent) || traceparent.startsWith('ff'))
     return undefined;
-  return typeof tracestate === 'string' && tracestate !== '' && tracestate.length <= MAX_TRACESTATE
+  return typeof tracestate === 'string' && tracestate.length <= MAX_TRACESTATE && TRACESTATE.test(tracestate)
     ? { traceparent, tracestate }
     : { traceparent };
 }

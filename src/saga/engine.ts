@@ -104,6 +104,7 @@ export async function runSaga(deps: EngineDeps, run: SagaRun): Promise<SagaResul
     journalFailed: false,
     started: run.started,
     sent: run.resume !== undefined,
+    span: undefined,
   };
   let result: SagaResult;
   try {

@@ -109,9 +109,9 @@ export class Journal {
       input,
       startedAt: now,
       updatedAt: now,
-      // tracing: the run's first trace, linked from a resumed run's (run-span.ts)
-      ...(trace !== undefined ? { trace } : {}),
     };
+    // tracing: the run's first trace, linked from a resumed run's (run-span.ts)
+    if (trace !== undefined) data.trace = trace;
     this.unwritten.set(entry, { data, scope, correlation });
     return entry;
   }

@@ -71,6 +71,7 @@ describe('W3C trace context as received', () => {
     const tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     assert.deepEqual(carrierOf(tp, 'a=b'), { traceparent: tp, tracestate: 'a=b' });
     assert.deepEqual(carrierOf(tp, 'x'.repeat(513)), { traceparent: tp });
+    assert.deepEqual(carrierOf(tp, 'a=b\r\nx-evil: 1'), { traceparent: tp }, 'no control characters');
   });
 
   test('anything else is dropped', () => {
