@@ -9,6 +9,7 @@
 // CPU µs per request (the servers' user + system time over the requests they served) is the
 // steady figure; requests/s moves with the machine's load.
 import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -53,7 +54,22 @@ const ROWS = [
   { label: '+ access log at info (to /dev/null)', parts: `${BASE},saga,render,keys,metrics,log`, after: 8 },
   { label: 'createGateway, logs off, rate limit off', parts: 'gateway', after: 8 },
   { label: 'createGateway, logs off, rate limit on', parts: 'gateway', env: { RATE: '1' }, after: 10 },
+  {
+    label: 'createGateway, tracing on (100% sampled, OTLP/HTTP)',
+    parts: 'gateway',
+    env: { TRACING: 'sink' },
+    after: 10,
+  },
 ];
+
+// The tracing row's spans go to a sink in this process (its CPU is not the server's).
+const sink = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+});
+await new Promise((r) => sink.listen(0, '127.0.0.1', r));
+const sinkUrl = `http://127.0.0.1:${sink.address().port}`;
+for (const row of ROWS) if (row.env?.TRACING === 'sink') row.env.TRACING = sinkUrl;
 
 const started = Date.now();
 const load = loadavg().map((x) => x.toFixed(1));
@@ -99,4 +115,5 @@ try {
   });
 } finally {
   await Promise.all(servers.map((s) => s.stop()));
+  sink.close();
 }

@@ -52,6 +52,15 @@ async function startHost() {
 }
 
 let app;
+// TRACING=<OTLP base URL>: tracing on, every request sampled, spans exported to that sink (docs/tracing.md)
+if (process.env.TRACING) {
+  const { startTracing } = await dist('systems/otel/sdk.js');
+  const { resolveTracing } = await dist('systems/otel/config.js');
+  const { installTracing } = await dist('core/otel.js');
+  installTracing(
+    await startTracing(resolveTracing({ enabled: true, endpoint: process.env.TRACING, sampleRatio: 1 }, {})),
+  );
+}
 if (has('gateway')) {
   const { createGateway } = await dist('gateway/server.js');
   const host = await startHost();

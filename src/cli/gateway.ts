@@ -1,4 +1,5 @@
 import { SagawayError } from '../core/errors.js';
+import { startProcessTracing } from './tracing.js';
 import { createLogger } from '../core/logger.js';
 import { createGateway } from '../gateway/server.js';
 import { gatewaySignals } from '../runner/waits/host-waits.js'; // waits:
@@ -25,6 +26,7 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
   const { settings, warnings } = await loadChecked(file);
   const log = createLogger();
   for (const w of warnings) log.warn({ file: w.file, line: w.line, path: w.path }, w.message);
+  const stopTracing = await startProcessTracing(settings, log);
   const cluster = await createCluster(settings, log, { gatewayOnly: true });
   if (!cluster) {
     throw new SagawayError(
@@ -89,6 +91,7 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
   await untilStopped((signal) => log.info({ signal }, 'stopping'));
   await gateway.close();
   await cluster.close();
+  await stopTracing();
   await waits.close(); // waits:
   await Promise.all(journals.map((j) => j.close().catch(() => undefined)));
   log.flush();

@@ -1,4 +1,5 @@
 import type { Settings } from '../config/settings.js';
+import { startProcessTracing } from './tracing.js';
 import { SagawayError } from '../core/errors.js';
 import { createLogger } from '../core/logger.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
@@ -36,6 +37,7 @@ export async function runnerCommand(options: CliOptions, positionals: string[]):
       'a runner process needs a nats system to be reached (or use `sagaway start`)',
     );
   }
+  const stopTracing = await startProcessTracing(settings, log);
   const metrics = new GatewayMetrics({ defaultMetrics: true });
   const host = await Host.start({
     settings,
@@ -66,6 +68,7 @@ export async function runnerCommand(options: CliOptions, positionals: string[]):
   await untilStopped((signal) => log.info({ signal }, 'stopping'));
   await host.close();
   await ops.close();
+  await stopTracing();
   log.flush();
   return 0;
 }

@@ -1,4 +1,5 @@
 import { createLogger } from '../core/logger.js';
+import { startProcessTracing } from './tracing.js';
 import { createGateway } from '../gateway/server.js';
 import { BUILTIN_HANDLERS } from '../handlers/index.js';
 import { Host } from '../runner/host.js';
@@ -28,6 +29,7 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
   const log = createLogger();
   for (const w of warnings) log.warn({ file: w.file, line: w.line, path: w.path }, w.message);
   const port = parsePort(options.port ?? process.env['PORT']) ?? settings.gateway.port ?? 8080;
+  const stopTracing = await startProcessTracing(settings, log);
   const host = await Host.start({
     settings,
     log,
@@ -77,6 +79,7 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
   });
   await gateway.close();
   await host.close();
+  await stopTracing();
   log.flush();
   return 0;
 }

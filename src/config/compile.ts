@@ -68,6 +68,7 @@ export function compileSettings(
     values,
     secrets: compileSecrets(raw, baseDir),
     runners,
+    ...(raw.observability ? { observability: { ...raw.observability } } : {}),
   });
 }
 

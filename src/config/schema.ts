@@ -11,6 +11,7 @@ import { SagaSchema } from '../saga/schema.js';
 import { ApiSchema, GatewaySchema } from './schema-gateway.js';
 import { RunnerSchema } from './schema-runner.js';
 import { StateSchema, SystemSchema } from './schema-stores.js';
+import { ObservabilitySchema } from './schema-observability.js';
 
 export { DurationSchema, SizeSchema } from '../core/schema-kit.js';
 export { EventMetaSchema, ErrorSpecSchema, LinkSchema, SagaSchema, StepSchema } from '../saga/schema.js';
@@ -53,6 +54,7 @@ export const ConfigSchema = Type.Object(
         { description: '{ from: env, prefix } or { from: file, file }: where #{{NAME}} secrets come from' },
       ),
     ),
+    observability: Type.Optional(ObservabilitySchema),
     runners: Type.Optional(
       Type.Record(Type.String(), RunnerSchema, {
         description: 'runners by name: their handlers, sagas, actions, streams',

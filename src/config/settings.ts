@@ -332,6 +332,17 @@ export interface Settings {
   values: Readonly<Record<string, string>>;
   secrets: SecretsSettings;
   runners: Readonly<Record<string, RunnerSettings>>;
+  /** `observability` as written (the `OTEL_*` variables are read at start: systems/otel/config.ts); absent = none */
+  observability?: { tracing?: TracingSettings };
+}
+
+/** `observability.tracing` as written; what is unset falls back to the `OTEL_*` variables (docs/tracing.md). */
+export interface TracingSettings {
+  enabled?: boolean;
+  endpoint?: string;
+  serviceName?: string;
+  sampleRatio?: number;
+  headers?: Readonly<Record<string, string>>;
 }
 
 export type { RawEventMeta };

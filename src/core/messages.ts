@@ -1,5 +1,6 @@
 import type { ErrorInfo } from './errors.js';
 import type { Lineage } from './lineage.js';
+import type { TraceCarrier } from './otel.js';
 import type { EventStatus, Payload, RequestContext, SagaRequest, SagaResult } from './types.js';
 
 /**
@@ -65,6 +66,10 @@ export interface EventMessage {
   lineage?: Lineage;
   /** reply needed by then (epoch ms) */
   deadline: number;
+  /** the step's W3C trace context while the run is traced (core/otel.ts); over NATS message headers */
+  trace?: TraceCarrier;
+  /** which try of a retried step this is (from 2; absent: the first), for the action's span */
+  attempt?: number;
 }
 
 /** The executing runner's answer. The orchestrator writes `output` into the payload. */

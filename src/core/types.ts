@@ -1,3 +1,4 @@
+import type { TraceCarrier } from './otel.js';
 import type { Cancellable } from './cancel.js';
 import type { ErrorInfo } from './errors.js';
 
@@ -59,6 +60,8 @@ export interface SagaRequest {
   form?: 'stream';
   /** the whole saga must end by then (epoch ms); default now + the saga's timeout */
   deadline?: number;
+  /** the request's W3C trace context while tracing is on (core/otel.ts); over NATS a message header */
+  trace?: TraceCarrier;
   /** aborted when the caller no longer wants the result (client gone, stream closed) */
   signal?: AbortSignal;
   /** the same, in process and without an AbortController until one is needed (core/cancel.ts); wins over `signal` */

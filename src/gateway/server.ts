@@ -32,6 +32,8 @@ import { registerWaitRoutes } from './waits/routes.js'; // waits:
 import { endSource } from './waits/prefer.js'; // waits:
 import { withoutToken } from './waits/callback-page.js'; // waits:
 import type { WaitService } from '../core/waits.js'; // waits:
+import { tracing } from '../core/otel.js';
+import { traceRequests } from './http/helpers/tracing.js';
 
 /** Routes outside the two forms that the gateway's rate limit counts (the forms count their own). */
 const LIMITED_ROUTES = ['/api/status/', '/api/runs/', '/api/signals/', '/api/callbacks/'];
@@ -151,6 +153,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   app.decorateRequest('apiLabel', '');
   app.decorateRequest('streamed', false);
 
+  // OpenTelemetry server spans: hooks only when tracing is on (first, so a span covers the request's checks).
+  if (tracing.current !== undefined) traceRequests(app, tracing.current);
   // Access lines are built only when they will be written (the level is read once, at start).
   const logRequests = options.log.isLevelEnabled('info');
   // Callback-style hooks: async ones cost a promise and a microtask hop on every request.

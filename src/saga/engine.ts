@@ -4,6 +4,7 @@ import { httpFor, SagawayError, toErrorInfo, type ErrorInfo } from '../core/erro
 import { isObject } from '../core/path.js';
 import type { Payload, RequestContext, SagaResult } from '../core/types.js';
 import type { StepTracer } from '../core/trace.js';
+import type { RunSpan, StepSpan } from '../core/otel.js';
 import type { Lineage } from '../core/lineage.js';
 import type { EngineDeps } from './deps.js';
 import { conditionValue } from './expression.js';
@@ -17,7 +18,7 @@ import {
   type TransformStep,
 } from './graph.js';
 import { selectLink } from './links.js';
-import { traceStep, traceTries } from './trace-step.js';
+import { endStepSpan, traceStep, traceTries } from './trace-step.js';
 import { responseOf, writeEventOutput, writeOutput, writeParsedOutput } from './payload.js';
 import { realClock } from './retry.js';
 import { sendWithRetry } from './send.js';
@@ -74,6 +75,8 @@ export interface SagaRun {
   lineage?: Lineage;
   /** Told about every step when someone traces runs (the console); absent = no trace work at all. */
   trace?: StepTracer;
+  /** the run's OpenTelemetry span (core/otel.ts); absent = tracing is off, no span work at all */
+  otel?: RunSpan | undefined;
 }
 
 /**
@@ -101,6 +104,7 @@ export async function runSaga(deps: EngineDeps, run: SagaRun): Promise<SagaResul
     journalFailed: false,
     started: run.started,
     sent: run.resume !== undefined,
+    span: undefined,
   };
   let result: SagaResult;
   try {
@@ -139,7 +143,8 @@ async function unwindSafely(
   at: UnwindState,
 ): Promise<SagaResult> {
   try {
-    return await unwind(deps, run.saga, runId, context, result, at, run.unwindJournal, run.lineage, run.trace);
+    const { unwindJournal, lineage, trace, otel } = run;
+    return await unwind(deps, run.saga, runId, context, result, at, unwindJournal, lineage, trace, otel);
   } catch (err) {
     deps.log.error({ err: toErrorInfo(err), saga: run.saga.id, runId }, 'compensations stopped: journal write failed');
     return result;
@@ -166,6 +171,8 @@ interface RunState {
   sent: boolean;
   /** waits: the run began by consuming a wait's resolution */
   resumedWait?: boolean;
+  /** the step in progress's span while tracing is on */
+  span?: StepSpan | undefined;
 }
 
 /** How a step that does not end the run ended: the condition value, and its error if it failed. */
@@ -204,8 +211,10 @@ async function loop(
       });
     }
     const began = run.trace === undefined ? 0 : performance.now();
+    state.span = run.otel?.step(step.id, step.type);
     const result = await runStep(scope, step, state);
     if (run.trace !== undefined) traceStep(run.trace, step, result, state.payload, began);
+    if (state.span !== undefined) endStepSpan(state.span, result);
     if ('end' in result) return result.end;
     const next = route(scope, step, state, result);
     if ('end' in next) return next.end;
@@ -306,6 +315,7 @@ async function eventStep(scope: RunScope, step: EventStep, state: RunState): Pro
       lineage: run.lineage,
       deadline: run.deadline,
       onTry: step.retry && traceTries(run.trace, step.id),
+      span: state.span,
     },
     step.retry,
     cancel,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Cancel, type Cancellable } from '../core/cancel.js';
 import type { Lineage } from '../core/lineage.js';
 import type { EventMessage, EventReply } from '../core/messages.js';
+import type { StepSpan } from '../core/otel.js';
 import { round, type TryRecord } from '../core/trace.js';
 import type { EventStatus, Payload, RequestContext } from '../core/types.js';
 import type { EngineDeps } from './deps.js';
@@ -26,6 +27,8 @@ export interface Send {
   deadline: number;
   /** told about each try of a retried event (a traced run: the console shows every attempt) */
   onTry?: ((attempt: TryRecord) => void) | undefined;
+  /** the step's span while tracing is on (core/otel.ts): its context travels with the event */
+  span?: StepSpan | undefined;
 }
 
 /**
@@ -42,7 +45,7 @@ export function sendWithRetry(
   cancel: Cancellable,
 ): Promise<EventReply> {
   // One try and nobody counting: no extra promise on the common path.
-  if (!retry && !deps.observer?.tried && !send.onTry) return sendEvent(deps, send, cancel);
+  if (!retry && !deps.observer?.tried && !send.onTry) return sendEvent(deps, send, cancel, 1);
   return tries(deps, send, retry, cancel);
 }
 
@@ -56,9 +59,10 @@ async function tries(
   const attempts = retry?.attempts ?? 1;
   for (let attempt = 1; ; attempt++) {
     const began = send.onTry ? performance.now() : 0;
-    const reply = await sendEvent(deps, send, cancel);
+    const reply = await sendEvent(deps, send, cancel, attempt);
     if (cancel.aborted) return reply;
     deps.observer?.tried?.(send.saga, send.step, reply.status, attempt);
+    if (send.span && retry) send.span.tried(attempt, reply.status, replyCodeOf(reply));
     if (send.onTry) send.onTry(tryRecord(attempt, reply, began));
     if (!retry || attempt >= attempts || !isRetried(retry, reply)) return reply;
     const delay = backoffDelay(retry, attempt, clock.random);
@@ -71,6 +75,11 @@ async function tries(
     await clock.sleep(delay, cancel);
     if (cancel.aborted) return reply;
   }
+}
+
+/** A failed try's code (undefined for a success). */
+function replyCodeOf(reply: EventReply): string | undefined {
+  return reply.status === 'SUCCESS' || reply.status === 'ACK' ? undefined : replyCode(reply);
 }
 
 /** A try as a traced run shows it. */
@@ -87,7 +96,7 @@ function tryRecord(attempt: number, reply: EventReply, began: number): TryRecord
 const EVENT_TIMED_OUT = Symbol('event timeout');
 
 /** One try: the message, and a step timeout shorter than the deadline when the step has one. */
-async function sendEvent(deps: EngineDeps, send: Send, cancel: Cancellable): Promise<EventReply> {
+async function sendEvent(deps: EngineDeps, send: Send, cancel: Cancellable, attempt: number): Promise<EventReply> {
   const { timeoutMs } = send.meta;
   const now = (deps.clock ?? realClock).now();
   const deadline = timeoutMs === undefined ? send.deadline : Math.min(send.deadline, now + timeoutMs);
@@ -103,6 +112,10 @@ async function sendEvent(deps: EngineDeps, send: Send, cancel: Cancellable): Pro
     deadline,
   };
   if (send.lineage) event.lineage = send.lineage;
+  if (send.span?.carrier) {
+    event.trace = send.span.carrier;
+    if (attempt > 1) event.attempt = attempt;
+  }
   if (timeoutMs === undefined) return deps.dispatch(event, cancel);
   // A step timeout shorter than the saga's: cancel just this event and report TIMEOUT.
   const eventCancel = new Cancel();

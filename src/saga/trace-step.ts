@@ -1,5 +1,6 @@
 import type { ErrorInfo } from '../core/errors.js';
 import { round, type StepTracer, type TryRecord } from '../core/trace.js';
+import type { StepSpan } from '../core/otel.js';
 import type { Payload } from '../core/types.js';
 import type { CompiledStep } from './graph.js';
 
@@ -39,4 +40,14 @@ export function traceStep(tracer: StepTracer, step: CompiledStep, result: StepEn
 export function traceTries(tracer: StepTracer | undefined, step: string): ((t: TryRecord) => void) | undefined {
   const tried = tracer?.tried;
   return tried && ((t) => tried(step, t));
+}
+
+/** End a step's OpenTelemetry span with how the step ended (its error code, never its message). */
+export function endStepSpan(span: StepSpan, result: StepEnd): void {
+  if ('end' in result) span.end(result.end.outcome, result.end.error?.code);
+  else
+    span.end(
+      result.error ? (result.value === 'TIMEOUT' ? 'TIMEOUT' : 'FAIL') : result.value || 'SUCCESS',
+      result.error?.code,
+    );
 }

@@ -1,6 +1,7 @@
 import { Cancel } from '../core/cancel.js';
 import type { ErrorInfo } from '../core/errors.js';
 import type { Lineage } from '../core/lineage.js';
+import type { RunSpan, StepSpan } from '../core/otel.js';
 import { round, type StepTracer, type TryRecord, type UndoRecord } from '../core/trace.js';
 import type { EventStatus, Payload, RequestContext, SagaResult } from '../core/types.js';
 import type { EngineDeps } from './deps.js';
@@ -87,6 +88,7 @@ export async function unwind(
   journal: UnwindJournal | undefined,
   lineage?: Lineage,
   trace?: StepTracer,
+  otel?: RunSpan,
 ): Promise<SagaResult> {
   const { undo, done } = at;
   if (undo.length === 0 || !result.error) return result;
@@ -102,7 +104,9 @@ export async function unwind(
       const reg = undo[i] as Registration;
       let status = done[i] ?? undefined;
       if (status === undefined) {
-        status = await undoOne(deps, saga, runId, reg, undoContext, deadline, cancel, lineage, trace?.undone);
+        const span = otel?.step(`${reg.step}:undo`, 'undo'); // tracing: one span per compensation
+        status = await undoOne(deps, saga, runId, reg, undoContext, deadline, cancel, lineage, trace?.undone, span);
+        span?.end(status);
         if (journal) await journal.undone(i, status);
       }
       if (status !== 'SUCCESS' && status !== 'ACK') partial = true;
@@ -128,6 +132,7 @@ async function undoOne(
   cancel: Cancel,
   lineage: Lineage | undefined,
   traced: ((undo: UndoRecord) => void) | undefined,
+  span: StepSpan | undefined,
 ): Promise<EventStatus> {
   const step = saga.steps.get(reg.step);
   if (step?.type !== 'event' || !step.compensate) {
@@ -151,6 +156,7 @@ async function undoOne(
       lineage,
       deadline,
       onTry: traced && step.compensate.retry ? (t) => attempts.push(t) : undefined,
+      span,
     },
     step.compensate.retry,
     cancel,

@@ -70,6 +70,8 @@ export function requestHandler(
         return cancel.signal;
       },
     };
+    // tracing (docs/tracing.md): the run is a child of this request's span
+    if (request.otel?.carrier !== undefined) req.trace = request.otel.carrier;
     let result: SagaResult;
     try {
       result = await ctx.service.run(admitted.api.settings.runner, req);

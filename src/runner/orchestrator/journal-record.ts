@@ -1,6 +1,7 @@
 // crypto.hash (Node >= 20.12; engines ask >= 20.18.1) makes no Hash object per key: half its cost.
 import { hash as digest } from 'node:crypto';
 import type { ErrorInfo } from '../../core/errors.js';
+import type { TraceCarrier } from '../../core/otel.js';
 import type { EventStatus, Payload, RequestContext, SagaResult } from '../../core/types.js';
 import type { Registration } from '../../saga/engine.js';
 
@@ -38,6 +39,8 @@ export interface JournalData {
   visits?: Record<string, number> | null;
   /** set when the run failed and is undoing its steps: its result, and how each undo ended (by index) */
   unwind?: { result: SagaResult; done: (EventStatus | null)[] } | null;
+  /** tracing: the W3C context of the run's first trace (a resumed run's trace links to it) */
+  trace?: TraceCarrier | null;
   [key: string]: unknown;
 }
 

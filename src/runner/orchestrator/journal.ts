@@ -1,4 +1,5 @@
 import { SagawayError, toErrorInfo } from '../../core/errors.js';
+import type { TraceCarrier } from '../../core/otel.js';
 import type { Logger } from '../../core/logger.js';
 import type { EventStatus, Payload, RequestContext, SagaResult } from '../../core/types.js';
 import { groupCommit, GroupCommitState } from '../../states/group-commit.js';
@@ -91,6 +92,7 @@ export class Journal {
     context: RequestContext,
     scope: string,
     correlation?: string,
+    trace?: TraceCarrier,
   ): JournalEntry {
     const now = Date.now();
     const entry: JournalEntry = { id: journalId(scope, context.request.id), version: 0 };
@@ -108,6 +110,8 @@ export class Journal {
       startedAt: now,
       updatedAt: now,
     };
+    // tracing: the run's first trace, linked from a resumed run's (run-span.ts)
+    if (trace !== undefined) data.trace = trace;
     this.unwritten.set(entry, { data, scope, correlation });
     return entry;
   }

@@ -7,6 +7,7 @@ import type { CompiledSaga } from '../../saga/graph.js';
 import type { Journal } from './journal.js';
 import type { JournalData, JournalEntry } from './journal-record.js';
 import { reject } from './run-answers.js';
+import { endRunSpan, journaledTrace, runSpan } from './run-span.js';
 
 /**
  * Resuming journaled runs (runner.ts resumeOrphans): a run whose process is gone is taken over
@@ -72,6 +73,8 @@ export async function resumeOrphans(
         );
         const progress = { undo: d.undo ?? [], visits: d.visits ?? {} };
         const waited = d['waitResult'] as WaitResolution | null | undefined; // waits: resumed from a wait
+        // tracing: a new trace, linked to the run's first (run-span.ts)
+        const otel = runSpan('resume', d.sagaId, d.runId, host.name, journaledTrace(d.trace));
         result = await runSaga(host.engine(), {
           saga,
           input: d.input,
@@ -88,7 +91,9 @@ export async function resumeOrphans(
             ? { resume: { step: d.next, payload: d.payload, progress, ...(waited ? { waited } : {}) } }
             : {}),
           ...(host.parkHook ? { park: host.parkHook(saga, entry, d.runId) } : {}), // waits:
+          otel,
         });
+        endRunSpan(otel, result);
       }
       if (result.outcome === 'WAITING') return; // waits: parked again
       await journal.finish(entry, result);

@@ -25,6 +25,9 @@ import { OnFailRuns, type OnFailHost } from './on-fail.js';
 import { resumeOrphans, type ResumeHost } from './resume.js';
 import { authorize, reject, unrecorded } from './run-answers.js';
 import { waitRunnerOf, type RunnerWaits } from '../waits/runner-hooks.js'; // waits:
+import { tracing, type RunSpan } from '../../core/otel.js';
+import { endRunSpan, runSpan } from './run-span.js';
+import { tracedExecute } from './action-span.js';
 
 /** What a runner is built from. */
 export interface RunnerDeps {
@@ -174,9 +177,11 @@ export class Runner {
         })
       : undefined;
     const done = this.inFlight.add(req.requestId, saga.id);
+    const otel = runSpan('request', saga.id, runId, this.name, req.trace); // undefined while tracing is off
     try {
-      const result = await this.startRun(saga, input, context, req, runId, tracer?.step);
+      const result = await this.startRun(saga, input, context, req, runId, tracer?.step, otel);
       tracer?.end(result);
+      endRunSpan(otel, result);
       return result;
     } finally {
       done();
@@ -191,15 +196,16 @@ export class Runner {
     req: SagaRequest,
     runId: string,
     trace: StepTracer | undefined,
+    otel: RunSpan | undefined,
   ): Promise<SagaResult> {
-    if (this.deps.journal) return this.startJournaled(this.deps.journal, saga, input, context, req, runId, trace);
+    if (this.deps.journal) return this.startJournaled(this.deps.journal, saga, input, context, req, runId, trace, otel);
     const cancel = req.cancel ?? (req.signal && Cancel.fromSignal(req.signal));
     const outcomes = this.deps.outcomes;
     const lineage = this.rootLineage();
-    if (!outcomes) return this.start(saga, input, context, req.deadline, cancel, runId, trace, lineage);
+    if (!outcomes) return this.start(saga, input, context, req.deadline, cancel, runId, trace, lineage, otel);
     // Written before the result goes back, never awaited (systems/system.ts OutcomeWriter).
     const handle = outcomes.begin(scopeOf(req), req.requestId, correlationOf(req));
-    const result = await this.start(saga, input, context, req.deadline, cancel, runId, trace, lineage);
+    const result = await this.start(saga, input, context, req.deadline, cancel, runId, trace, lineage, otel);
     outcomes.end(handle, result);
     return result;
   }
@@ -216,6 +222,7 @@ export class Runner {
     req: SagaRequest,
     runId: string,
     trace?: StepTracer,
+    otel?: RunSpan,
   ): Promise<SagaResult> {
     const deadline = req.deadline;
     const scope = scopeOf(req);
@@ -224,7 +231,8 @@ export class Runner {
     // that a process killed mid-run always leaves a record to resume or undo it from; the start
     // records of concurrent runs share a group commit (journal.ts). If the run's record cannot be
     // written, the caller gets that failure (503 when the store is down), never the saga's result.
-    const entry = journal.open(saga.id, runId, input, context, scope, correlation);
+    // the run's first trace is kept, so that a resumed run's trace links to it (run-span.ts)
+    const entry = journal.open(saga.id, runId, input, context, scope, correlation, otel?.carrier);
     const own = Date.now() + saga.timeoutMs;
     const lineage = this.rootLineage();
     const result = await runSaga(this.engineDeps(), {
@@ -238,6 +246,7 @@ export class Runner {
       unwindJournal: journal.unwinder(entry),
       started: () => journal.started(entry),
       ...(trace ? { trace } : {}),
+      otel,
       ...(this.deps.waits ? { park: this.waitRunner().parkHook(saga, entry, runId) } : {}), // waits:
     });
     if (result.outcome === 'WAITING') return result; // waits: parked; the journal says so already
@@ -316,6 +325,7 @@ export class Runner {
     runId: string = randomUUID(),
     trace?: StepTracer,
     lineage: Lineage = this.rootLineage(),
+    otel?: RunSpan,
   ): Promise<SagaResult> {
     const own = Date.now() + saga.timeoutMs;
     const run = runSaga(this.engineDeps(), {
@@ -327,6 +337,7 @@ export class Runner {
       lineage,
       ...(cancel ? { cancel } : {}),
       ...(trace ? { trace } : {}),
+      otel,
     });
     if (saga.onFail === undefined) return run;
     return run.then((result) => {
@@ -337,6 +348,17 @@ export class Runner {
 
   /** Execute an event that reached this runner (its own `local` events, or a stream it consumes). */
   execute(event: EventMessage, binding: StreamBindingSettings | undefined, cancel: Cancellable): Promise<EventReply> {
+    // an event of a traced run gets its action's span (action-span.ts); else nothing is done
+    if (event.trace !== undefined && tracing.current !== undefined) return tracedExecute(this, event, binding, cancel);
+    return executeEvent(this.executor, event, binding, cancel);
+  }
+
+  /** Execute without the action's span (action-span.ts adds it). */
+  executeUntraced(
+    event: EventMessage,
+    binding: StreamBindingSettings | undefined,
+    cancel: Cancellable,
+  ): Promise<EventReply> {
     return executeEvent(this.executor, event, binding, cancel);
   }
 

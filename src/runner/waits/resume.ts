@@ -9,6 +9,7 @@ import type { State } from '../../states/state.js';
 import type { WaitRow, WaitStore } from '../../states/waits/store.js';
 import type { Journal } from '../orchestrator/journal.js';
 import type { JournalData, JournalEntry } from '../orchestrator/journal-record.js';
+import { endRunSpan, journaledTrace, runSpan } from '../orchestrator/run-span.js';
 
 /**
  * Resuming a parked run whose wait a poller took (poller.ts). The run's journal record is taken
@@ -113,6 +114,8 @@ export async function continueRun(
     return;
   }
   runner.log.info({ saga: d.sagaId, runId: d.runId, step: d.next, value: waited.value }, 'resuming a parked saga');
+  // tracing: a resumed wait is a new trace linked to the run's first (orchestrator/run-span.ts)
+  const otel = runSpan('wait', d.sagaId, d.runId, runner.name, journaledTrace(d.trace));
   const result = await runSaga(runner.engineDeps(), {
     saga,
     input: d.input,
@@ -125,7 +128,9 @@ export async function continueRun(
     unwindJournal: runner.journal.unwinder(entry),
     park: runner.parkHook(saga, entry, d.runId),
     resume: { step: d.next, payload: d.payload, progress: { undo: d.undo ?? [], visits: d.visits ?? {} }, waited },
+    otel,
   });
+  endRunSpan(otel, result);
   if (result.outcome === 'WAITING') return;
   await runner.journal.finish(entry, result);
   runner.afterRun(saga, d, context, result, lineage);

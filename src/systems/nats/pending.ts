@@ -1,3 +1,4 @@
+import type { MsgHdrs } from '@nats-io/transport-node';
 import { toErrorInfo, SagawayError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { EventReply } from '../../core/messages.js';
@@ -13,6 +14,8 @@ export interface PendingEvent {
   targets: Target[];
   /** encoded event per target, kept to publish again after a reconnect */
   messages: Map<string, Uint8Array>;
+  /** the headers of every copy (a traced run's context: trace-headers.ts) */
+  headers?: MsgHdrs | undefined;
   /** targets whose deliveries ran out (maxDeliver) */
   exhausted: Set<string>;
   /** republish rounds so far (fresh message ids) */

@@ -1,4 +1,4 @@
-import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/transport-node';
 
 /**
  * Request/reply with one reply subscription per connection (a wildcard inbox, `<inbox>.<n>`) and
@@ -42,7 +42,7 @@ export class RequestMux {
   }
 
   /** Send `data` to `subject`; resolves with the first answer, rejects with MuxRequestError. */
-  request(subject: string, data: Uint8Array, timeoutMs: number): Promise<Msg> {
+  request(subject: string, data: Uint8Array, timeoutMs: number, headers?: MsgHdrs): Promise<Msg> {
     const token = (this.n++).toString(36);
     return new Promise<Msg>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -51,7 +51,11 @@ export class RequestMux {
       }, timeoutMs);
       this.waiting.set(token, { resolve, reject, timer });
       try {
-        this.nc.publish(subject, data, { reply: this.prefix + token });
+        this.nc.publish(
+          subject,
+          data,
+          headers ? { reply: this.prefix + token, headers } : { reply: this.prefix + token },
+        );
       } catch (err) {
         clearTimeout(timer);
         this.waiting.delete(token);
@@ -111,8 +115,9 @@ export async function jetstreamPublish(
   subject: string,
   data: Uint8Array,
   timeoutMs: number,
+  headers?: MsgHdrs,
 ): Promise<number> {
-  const msg = await mux.request(subject, data, timeoutMs);
+  const msg = await mux.request(subject, data, timeoutMs, headers);
   return pubAckSequence(msg.data);
 }
 

@@ -5,6 +5,7 @@ import { classifyRequestError, type NatsErrorTypes } from './errors.js';
 import type { Names } from './names.js';
 import type { RequestMux } from './request-mux.js';
 import { decode, encode, failResult, runWire } from './wire.js';
+import { traceHeaders } from './trace-headers.js';
 
 /**
  * The gateway's side of the nats system: a saga request to any live replica of a runner over
@@ -47,7 +48,13 @@ export async function runOverNats(conn: RunConnection, runner: string, req: Saga
     let msg: Msg;
     try {
       msg = await Promise.race([
-        conn.mux.request(conn.names.run(runner), data, Math.max(1, deadline - Date.now() + conn.runGraceMs)),
+        conn.mux.request(
+          conn.names.run(runner),
+          data,
+          Math.max(1, deadline - Date.now() + conn.runGraceMs),
+          // tracing: the request's context in the message headers (trace-headers.ts)
+          req.trace && traceHeaders(req.trace),
+        ),
         lost,
       ]);
     } finally {

@@ -9,6 +9,7 @@ import type { NatsSystem } from './system.js';
 import type { Advertisement } from './directory.js';
 import { lineageFromWire } from '../../core/lineage.js';
 import { decode, encode, failResult, isEventWire, isRunWire, WIRE_VERSION, type EventWire } from './wire.js';
+import { traceOf } from './trace-headers.js';
 import type { RunnerEndpoint, ServeObserver } from '../system.js';
 
 /** The runners this process serves over NATS: the transports' one endpoint interface. */
@@ -154,7 +155,10 @@ export class NatsServer {
     if (!m || !isRunWire(m)) {
       result = failResult({ code: 'INTERNAL', message: 'unreadable saga request', http: 500 });
     } else {
-      const { v: _v, ...req } = m;
+      const { v: _v, trace: _t, ...req } = m;
+      // tracing: the gateway's context comes in the headers only (trace-headers.ts)
+      const trace = traceOf(msg.headers);
+      if (trace !== undefined) (req as SagaRequest).trace = trace;
       const t0 = performance.now();
       result = await endpoint.run(req as SagaRequest);
       this.observer.run?.(result.outcome, (performance.now() - t0) / 1000);
@@ -189,6 +193,11 @@ export class NatsServer {
     const lineage = lineageFromWire(event.lineage);
     if (lineage) event.lineage = lineage;
     else delete event.lineage;
+    // tracing: the step's context from the headers only; the try number checked (trace-headers.ts)
+    const trace = traceOf(m.headers);
+    if (trace !== undefined) event.trace = trace;
+    else delete event.trace;
+    if (!(Number.isInteger(event.attempt) && event.attempt! > 1 && event.attempt! <= 1000)) delete event.attempt;
     const left = event.deadline - Date.now();
     if (left <= 0) {
       // Nobody waits for it any more (the step timed out): do not run it late.

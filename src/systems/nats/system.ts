@@ -1,5 +1,6 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type {
+  MsgHdrs,
   Msg,
   NatsConnection,
   Payload,
@@ -25,6 +26,7 @@ import { jetstreamPublish, JetStreamPublishError, MuxRequestError, RequestMux } 
 import { coalesceWrites } from './coalesce.js';
 import { ensureStreams } from './streams.js';
 import { connectUntilUp } from './connect.js';
+import { traceHeaders, useHeaderFactory } from './trace-headers.js';
 
 /** Fallback when the server does not say (NATS' own default). */
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
@@ -143,7 +145,9 @@ export class NatsSystem implements System {
   }
 
   private async connectLoop(): Promise<void> {
-    const { createInbox, RequestError, TimeoutError, NoRespondersError } = await import('@nats-io/transport-node');
+    const { createInbox, RequestError, TimeoutError, NoRespondersError, headers } =
+      await import('@nats-io/transport-node');
+    useHeaderFactory(headers);
     this.errorTypes = { RequestError, TimeoutError, NoRespondersError };
     const { jetstream, jetstreamManager } = await import('@nats-io/jetstream');
     const nc = await connectUntilUp(this.options.settings, this.options.instance, this.log, () => this.closed);
@@ -286,6 +290,8 @@ export class NatsSystem implements System {
       seqKeys: [],
       resolve,
     };
+    // tracing: the step's context travels in the message headers (trace-headers.ts)
+    if (event.trace !== undefined) pending.headers = traceHeaders(event.trace);
     try {
       for (const t of found.targets) {
         const wire = eventWire(event, route.route, t.runner, t.deployment);
@@ -345,7 +351,8 @@ export class NatsSystem implements System {
         try {
           // No message id: every publish of an event is meant to be delivered (a republish after a
           // reconnect is deliberate), so JetStream's de-duplication would only cost.
-          const seq = await this.storeMessage(this.names.event(p.stream, t.runner, t.deployment), p.messages.get(key)!);
+          const subject = this.names.event(p.stream, t.runner, t.deployment);
+          const seq = await this.storeMessage(subject, p.messages.get(key)!, p.headers);
           this.options.pending.published(this.name, seq, p.eventId, key);
           sent++;
         } catch (err) {
@@ -373,10 +380,10 @@ export class NatsSystem implements System {
   }
 
   /** Store a message in JetStream and answer its sequence (nats/request-mux.ts jetstreamPublish). */
-  private storeMessage(subject: string, data: Uint8Array): Promise<number> {
+  private storeMessage(subject: string, data: Uint8Array, headers?: MsgHdrs): Promise<number> {
     const mux = this.requestMux;
     if (!mux) return Promise.reject(new NotConnectedError());
-    return jetstreamPublish(mux, subject, data, this.options.settings.publishTimeoutMs);
+    return jetstreamPublish(mux, subject, data, this.options.settings.publishTimeoutMs, headers);
   }
 
   /** Send a reply on its route (executing side); throws when it cannot be stored. */

@@ -22,8 +22,9 @@ export interface ReplyRoute {
   durable: boolean;
 }
 
-/** An event on the wire: the event plus its reply route and target. */
-export interface EventWire extends EventMessage {
+/** An event on the wire: the event plus its reply route and target (its trace context: in headers). */
+export interface EventWire extends Omit<EventMessage, 'trace'> {
+  trace?: EventMessage['trace'];
   v: number;
   reply: ReplyRoute;
   runner: string;
@@ -148,6 +149,8 @@ export function eventWire(event: EventMessage, reply: ReplyRoute, runner: string
     // onFail in the executing process either, and the request's run count goes along
     lineage: event.lineage,
     deadline: event.deadline,
+    // tracing: the context itself travels in headers (trace-headers.ts); the try number here
+    attempt: event.attempt,
     v: WIRE_VERSION,
     reply,
     runner,
