@@ -1,6 +1,7 @@
 import { SagawayError } from '../core/errors.js';
 import { createLogger } from '../core/logger.js';
 import { createGateway } from '../gateway/server.js';
+import { JournalRunAdmin } from '../runner/orchestrator/run-admin.js';
 import { gatewaySignals } from '../runner/waits/host-waits.js'; // waits:
 import { JournalReader } from '../runner/orchestrator/journal-reader.js';
 import { clusterMetrics } from '../runner/metrics.js';
@@ -67,6 +68,7 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
     log,
     ready,
     status: firstStatus([new JournalReader(journals), cluster.outcomeReader()]),
+    ...(journals.length > 0 ? { runs: new JournalRunAdmin(settings, journals) } : {}),
     traces: relay ? [relay.source()] : [],
   });
   clusterMetrics(gateway.metrics.registry, cluster);

@@ -43,6 +43,7 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
     log,
     ready: () => host.ready(),
     status: host.statusReader(),
+    ...host.runAdmin(),
     traces: [host.traces],
     waits: host.waits.signals(), // waits:
   });

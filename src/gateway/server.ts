@@ -32,6 +32,8 @@ import { registerWaitRoutes } from './waits/routes.js'; // waits:
 import { endSource } from './waits/prefer.js'; // waits:
 import { withoutToken } from './waits/callback-page.js'; // waits:
 import type { WaitService } from '../core/waits.js'; // waits:
+import type { RunAdmin } from '../core/runs.js';
+import { isRunRoute, registerRunRoutes } from './runs/routes.js';
 
 /** Options of createGateway. */
 export interface GatewayOptions {
@@ -48,6 +50,8 @@ export interface GatewayOptions {
   traces?: readonly TraceSource[];
   /** waits: signals, cancels and callbacks of parked runs (runner/waits/service.ts); absent = 404 */
   waits?: WaitService;
+  /** runs: list, redrive, abort (runner/orchestrator/run-admin.ts); absent = no journal, 404 */
+  runs?: RunAdmin;
 }
 
 /** Live counters, for tests and diagnostics. */
@@ -212,10 +216,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     sendProblem(reply, problemFor('NOT_FOUND', request.id, 'no route serves this path')),
   );
 
-  // The status route is counted by the gateway's rate limit too (a journal read per request).
+  // The status and run routes are counted by the gateway's rate limit too (journal reads).
   if (rate.active) {
     app.addHook('onRoute', (route) => {
-      if (!route.url.startsWith('/api/status/')) return;
+      if (!route.url.startsWith('/api/status/') && !isRunRoute(route.url)) return;
       const own = route.onRequest;
       route.onRequest = own === undefined ? [rate.hook] : [...(Array.isArray(own) ? own : [own]), rate.hook];
     });
@@ -227,6 +231,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   registerOps(app, metrics, options.ready);
   registerStatusRoute(app, ctx, options.status);
   registerWaitRoutes(app, ctx, options.waits); // waits:
+  registerRunRoutes(app, ctx, options.runs);
   if (settings.openapi) registerOpenApi(app, options.settings);
   if (settings.static !== undefined) await registerStatic(app, settings.static);
   const shown = settings.console;
@@ -236,6 +241,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         console: shown,
         traces: options.traces ?? [],
         ...(options.status ? { status: options.status } : {}),
+        ...(options.runs ? { runs: options.runs } : {}),
       })
     : undefined;
 
