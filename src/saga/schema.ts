@@ -187,6 +187,12 @@ export const StepSchema = Type.Object(
       }),
     ),
     retry: Type.Optional(RetrySchema),
+    idempotent: Type.Optional(
+      Type.Boolean({
+        description:
+          'event step: its action has one effect per idempotency key (it dedupes on the key), so a redrive may run it again safely; a dry run flags the others (docs/runs.md); default false',
+      }),
+    ),
     ...waitFields(EventMetaSchema), // waits: for, until, signal, approvals, timeout, notify
   },
   {

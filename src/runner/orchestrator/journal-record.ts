@@ -21,7 +21,7 @@ export interface JournalData {
   runId: string;
   /** process instance running it */
   owner: string;
-  status: 'RUNNING' | 'DONE' | 'WAITING'; // waits: WAITING = parked (runner/waits/)
+  status: 'RUNNING' | 'DONE' | 'WAITING' | 'SUSPENDED'; // waits: WAITING = parked (runner/waits/); SUSPENDED: run-admin.ts
   context: { request: RequestContext['request']; user: RequestContext['user'] };
   input: Record<string, unknown>;
   /** step to run next (absent: the start step) */
@@ -38,6 +38,10 @@ export interface JournalData {
   visits?: Record<string, number> | null;
   /** set when the run failed and is undoing its steps: its result, and how each undo ended (by index) */
   unwind?: { result: SagaResult; done: (EventStatus | null)[] } | null;
+  /** runs (issue 22, run-admin.ts): a failed run whose compensations ran (it cannot be redriven) */
+  compensated?: boolean;
+  /** runs: redrives so far, the attempts before this one, and the last redrive's who and why */
+  redriveCount?: number;
   [key: string]: unknown;
 }
 
@@ -50,6 +54,8 @@ export interface JournalEntry {
    * it could not be). Every later write of the run waits for it.
    */
   ready?: Promise<void>;
+  /** runs: its unwind began (its compensations ran, or run): a failed run so is not redrivable */
+  unwound?: boolean;
 }
 
 /** Record id of a run: bound to the caller's scope, so that nobody else can read or overwrite it. */

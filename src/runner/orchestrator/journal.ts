@@ -218,6 +218,7 @@ export class Journal {
     return {
       begin: async (undo, res) => {
         result = res;
+        entry.unwound = true;
         await this.unwindWrite(entry, () => ({ undo: [...undo], unwind: { result, done }, updatedAt: Date.now() }));
       },
       undone: async (index, status) => {
@@ -315,7 +316,12 @@ export class Journal {
    * patch of the outcome against the version this process last wrote.
    */
   private outcomeWrite(entry: JournalEntry, result: SagaResult): () => Promise<void> {
-    const done = { status: 'DONE' as const, result, payload: null };
+    // A failed run keeps where it was (next step, payload, visits: run-admin.ts redrives it from
+    // there), unless its compensations ran; any other end drops the payload.
+    const failed = result.outcome === 'FAIL' || result.outcome === 'TIMEOUT';
+    const done = failed
+      ? { status: 'DONE' as const, result, ...(entry.unwound ? { compensated: true, payload: null } : {}) }
+      : { status: 'DONE' as const, result, payload: null };
     if (this.unwritten.has(entry)) {
       const u = this.unwritten.get(entry)!;
       let first = true;
@@ -341,7 +347,7 @@ export class Journal {
       }
       const rec = await this.patch(
         entry.id,
-        { ...done, undo: null, visits: null, unwind: null, updatedAt: Date.now() },
+        { ...done, ...(failed ? {} : { undo: null, visits: null }), unwind: null, updatedAt: Date.now() },
         { expectedVersion: entry.version },
       );
       entry.version = rec.version;

@@ -51,7 +51,12 @@ export async function resumeOrphans(
   await Promise.all(
     records.map(async (rec) => {
       const d = rec.data as JournalData;
-      const entry: JournalEntry = { id: rec.id, version: rec.version };
+      // a run taken over mid-unwind has compensated (a failed run so is not redrivable: run-admin.ts)
+      const entry: JournalEntry = {
+        id: rec.id,
+        version: rec.version,
+        ...(d.unwind && d.undo ? { unwound: true } : {}),
+      };
       const saga = host.sagaById(d.sagaId);
       const context: RequestContext = {
         request: d.context.request,
