@@ -2,6 +2,7 @@ import { silentLogger } from '../../src/core/logger.js';
 import type { RunStatus } from '../../src/core/messages.js';
 import { createGateway, type Gateway } from '../../src/gateway/server.js';
 import { startTestHost, type TestHost } from '../../src/testing/index.js';
+import { runMetrics } from '../../src/runner/orchestrator/run-metrics.js';
 
 /**
  * A world for the run routes' tests (issue 22): `sagaway start` in process (a host and its
@@ -101,6 +102,8 @@ export async function world(cfg: string): Promise<World> {
     status: host.host.statusReader(),
     ...host.host.runAdmin(),
   });
+  const runs = host.host.runAdmin().runs;
+  if (runs) runMetrics(gateway.metrics.registry, runs); // as `sagaway start` does
   const { port } = await gateway.listen(0, '127.0.0.1');
   return {
     host,

@@ -3,6 +3,7 @@ import type { Logger } from '../../core/logger.js';
 import type { EventStatus, Payload, RequestContext, SagaResult } from '../../core/types.js';
 import { groupCommit, GroupCommitState } from '../../states/group-commit.js';
 import type { RunProgress, UnwindJournal } from '../../saga/engine.js';
+import type { SuspendHook } from '../../saga/suspend.js';
 import type { State, StateRecord, WriteOptions } from '../../states/state.js';
 import { indexCorrelation } from './correlation-index.js';
 import { journalId, type JournalData, type JournalEntry } from './journal-record.js';
@@ -249,6 +250,25 @@ export class Journal {
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }
+  }
+
+  /**
+   * runs (issue 22): the suspend hook of one run (engine `SagaRun.suspend`): a run whose retries
+   * ran out under `onExhausted: suspend` is parked SUSPENDED at the failed step, with its payload,
+   * compensations and visits, until a redrive or an abort (run-admin.ts).
+   */
+  suspender(entry: JournalEntry): SuspendHook {
+    return (step, payload, ctx, progress) =>
+      this.write(entry, {
+        status: 'SUSPENDED',
+        next: step,
+        payload,
+        lastStatus: ctx.status ?? null,
+        lastError: ctx.error ?? null,
+        undo: progress.undo.length > 0 ? progress.undo : null,
+        visits: Object.keys(progress.visits).length > 0 ? progress.visits : null,
+        updatedAt: Date.now(),
+      });
   }
 
   /** waits: one write of a run's record (parking it: runner/waits/park.ts), as the stepper writes. */

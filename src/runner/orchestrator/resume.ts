@@ -93,9 +93,10 @@ export async function resumeOrphans(
             ? { resume: { step: d.next, payload: d.payload, progress, ...(waited ? { waited } : {}) } }
             : {}),
           ...(host.parkHook ? { park: host.parkHook(saga, entry, d.runId) } : {}), // waits:
+          suspend: journal.suspender(entry),
         });
       }
-      if (result.outcome === 'WAITING') return; // waits: parked again
+      if (result.outcome === 'WAITING' || result.outcome === 'SUSPENDED') return; // waits: parked again; runs: suspended
       await journal.finish(entry, result);
       if (saga) host.afterRun(saga, d.input, context, d.runId, result, lineage);
     }),
