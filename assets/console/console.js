@@ -7,7 +7,7 @@ import { $, BASE, el, state, time } from './page.js';
 import { showRun } from './run-view.js';
 import { fillExample, setUpTryIt } from './try-it.js';
 import { waitCell } from './waits.js';
-import { checkOperate, operateCell } from './runs-admin.js';
+import { credentialHeaders, operateCell, setOperate } from './runs-admin.js';
 
 const MAX_RUN_ROWS = 200;
 
@@ -140,10 +140,10 @@ function listenRuns() {
 }
 
 async function loadJournal() {
-  await checkOperate();
-  const res = await fetch(`${BASE}/api/journal`);
+  const res = await fetch(`${BASE}/api/journal`, { headers: credentialHeaders() });
   if (!res.ok) return;
-  const { runs } = await res.json();
+  const { runs, operate } = await res.json();
+  setOperate(operate);
   const body = $('journal').tBodies[0];
   body.replaceChildren();
   for (const run of runs) {

@@ -1,9 +1,9 @@
 // Operating runs from the journal list (docs/runs.md, docs/console.md): a failed or suspended
 // run gets Dry run and Redrive buttons (from its failed step), a suspended one Abort; each
 // redrive shows its attempts. The buttons show only when this page's caller may operate runs:
-// GET /api/runs answers it (gateway.admin's roles, with Try it's Authorization value or the
-// token cookie; without roles, a loopback client). The gateway decides every action again; its
-// answer is shown as it comes.
+// the journal list answers it (`operate`: gateway.admin's roles, with Try it's Authorization
+// value or the token cookie; without roles, a loopback client). The gateway decides every
+// action again; its answer is shown as it comes.
 
 import { $, el, pretty } from './page.js';
 
@@ -18,16 +18,15 @@ function headers(json) {
   return h;
 }
 
-/** Ask the gateway whether this caller may list (and so operate) runs. */
-export async function checkOperate() {
-  try {
-    const res = await fetch('/api/runs?limit=1', { headers: headers(false) });
-    allowed = res.ok;
-  } catch {
-    allowed = false;
-  }
+/** The headers of the journal list's request: the credential the buttons will send. */
+export function credentialHeaders() {
+  return headers(false);
+}
+
+/** Whether this caller may operate runs, as the journal list answered it (`operate`). */
+export function setOperate(operate) {
+  allowed = operate === true;
   document.body.dataset.operate = String(allowed);
-  return allowed;
 }
 
 function redrivable(run) {

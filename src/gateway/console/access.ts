@@ -121,6 +121,16 @@ export function consoleGuard(ctx: GatewayContext, settings: Guarded): onRequestH
   };
 }
 
+/**
+ * Whether this request would pass the guard of `settings` (the console's journal list asks it for
+ * the run routes, to show their buttons only to who may use them), without answering it.
+ */
+export async function wouldPass(ctx: GatewayContext, settings: Guarded, request: FastifyRequest): Promise<boolean> {
+  if (settings.roles.length === 0) return ctx.settings.trustProxy === false && isLocalRequest(request, false);
+  const credential = extractCredential(request.headers, ctx.settings.auth.cookie, undefined);
+  return (await ctx.auth.decide(consoleApi(settings), credential)).ok;
+}
+
 /** The callers the guard let in, by request (a WeakMap: nothing added to fastify's request type). */
 const callers = new WeakMap<FastifyRequest, string>();
 

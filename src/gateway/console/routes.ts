@@ -7,7 +7,8 @@ import type { GatewayContext } from '../context.js';
 import { problemFor, sendProblem } from '../http/helpers/problem.js';
 import type { StatusSource } from '../../core/messages.js';
 import type { RunAdmin } from '../../core/runs.js';
-import { consoleGuard, stillAllowed } from './access.js';
+import { consoleGuard, stillAllowed, wouldPass } from './access.js';
+import { adminGuard } from '../runs/routes.js';
 import { ConsoleFeed } from './feed.js';
 import { buildModel } from './model.js';
 
@@ -110,7 +111,9 @@ export function registerConsole(app: FastifyInstance, ctx: GatewayContext, optio
     try {
       // the run list of GET /api/runs (newest first, through the journal's index), else the older list
       const list = runs ? (await runs.list({ limit: JOURNAL_RUNS })).runs : await status!.recent!(JOURNAL_RUNS);
-      return reply.header('cache-control', 'no-store').send({ runs: list });
+      // whether this caller may redrive and abort (gateway.admin): the page shows those buttons then
+      const operate = runs !== undefined && (await wouldPass(ctx, adminGuard(ctx), req));
+      return reply.header('cache-control', 'no-store').send({ runs: list, operate });
     } catch {
       return sendProblem(reply, problemFor('STATE_UNAVAILABLE', req.id, 'the journal cannot be read now'));
     }

@@ -3,7 +3,7 @@ import { SagawayError, toErrorInfo } from '../../core/errors.js';
 import { isObject } from '../../core/path.js';
 import { RUN_STATES, type RunAdmin, type RunQuery, type RunState } from '../../core/runs.js';
 import type { GatewayContext } from '../context.js';
-import { adminCaller, consoleGuard } from '../console/access.js';
+import { adminCaller, consoleGuard, type Guarded } from '../console/access.js';
 import { problemFor, sendProblem, toProblem } from '../http/helpers/problem.js';
 import { isSaneId } from '../http/helpers/request-id.js';
 
@@ -34,9 +34,14 @@ export function isRunRoute(url: string): boolean {
   return url === '/api/runs' || url === '/api/runs/:runId/redrive' || url === '/api/runs/:runId/abort';
 }
 
+/** Who may use the run routes: `gateway.admin`'s roles, else loopback (the console's rules). */
+export function adminGuard(ctx: GatewayContext): Guarded {
+  return { path: '/api/runs', roles: ctx.settings.admin.roles };
+}
+
 /** Register the run routes; without `runs` (no journal anywhere) each answers 404 to an admitted caller. */
 export function registerRunRoutes(app: FastifyInstance, ctx: GatewayContext, runs: RunAdmin | undefined): void {
-  const guard = consoleGuard(ctx, { path: '/api/runs', roles: ctx.settings.admin.roles });
+  const guard = consoleGuard(ctx, adminGuard(ctx));
   const handled =
     (fn: (request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, runs: RunAdmin) => Promise<unknown>) =>
     async (request: FastifyRequest<{ Params: Params }>, reply: FastifyReply): Promise<FastifyReply> => {
