@@ -1,6 +1,5 @@
 import type { ErrorInfo } from '../core/errors.js';
 import type { Payload, RequestContext, SagaResult } from '../core/types.js';
-import type { RunProgress } from './engine.js';
 import type { Registration } from './unwind.js';
 
 /**
@@ -19,7 +18,8 @@ export type SuspendHook = (
   step: string,
   payload: Payload,
   context: RequestContext,
-  progress: RunProgress,
+  // engine.ts RunProgress (not imported: the engine imports this file)
+  progress: { undo: readonly Registration[]; visits: Readonly<Record<string, number>> },
 ) => Promise<void>;
 
 /** Suspend the run at `step` (its `visit`-th visit failed with `error`); the run's end. */
