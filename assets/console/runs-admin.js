@@ -85,7 +85,8 @@ const ACTIONS = [
     name: 'abort',
     label: 'Abort',
     route: 'abort',
-    when: (run) => run.status === 'SUSPENDED',
+    // a waiting run is cancelled through its wait, as an operator (gateway.admin), whoever started it
+    when: (run) => run.status === 'SUSPENDED' || run.status === 'WAITING',
     body: (reason) => ({ reason }),
   },
 ];

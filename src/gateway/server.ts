@@ -231,7 +231,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   registerOps(app, metrics, options.ready);
   registerStatusRoute(app, ctx, options.status);
   registerWaitRoutes(app, ctx, options.waits); // waits:
-  registerRunRoutes(app, ctx, options.runs);
+  registerRunRoutes(app, ctx, options.runs, options.waits);
   if (settings.openapi) registerOpenApi(app, options.settings);
   if (settings.static !== undefined) await registerStatic(app, settings.static);
   const shown = settings.console;

@@ -100,6 +100,7 @@ export async function world(cfg: string): Promise<World> {
     service: host.host,
     log: silentLogger(),
     status: host.host.statusReader(),
+    waits: host.host.waits.signals(),
     ...host.host.runAdmin(),
   });
   const runs = host.host.runAdmin().runs;

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SagawayError, toErrorInfo } from '../../core/errors.js';
 import { isObject } from '../../core/path.js';
 import { RUN_STATES, type RunAdmin, type RunQuery, type RunState } from '../../core/runs.js';
+import type { WaitService } from '../../core/waits.js';
 import type { GatewayContext } from '../context.js';
 import { adminCaller, consoleGuard, type Guarded } from '../console/access.js';
 import { problemFor, sendProblem, toProblem } from '../http/helpers/problem.js';
@@ -13,7 +14,8 @@ import { isSaneId } from '../http/helpers/request-id.js';
  *
  *   GET  /api/runs?saga=&status=&since=&until=&cursor=&limit=   journaled runs, newest first
  *   POST /api/runs/<runId>/redrive   { fromStep, input?, dryRun?, reason }
- *   POST /api/runs/<runId>/abort     { reason }: a SUSPENDED run's compensations run
+ *   POST /api/runs/<runId>/abort     { reason }: a SUSPENDED run's compensations run; a WAITING
+ *                                    run is cancelled through its wait (gateway/waits/)
  *
  * Everyone else gets the gateway's plain 404, as for the console. Every refusal is problem+json
  * with a stable code.
@@ -40,7 +42,12 @@ export function adminGuard(ctx: GatewayContext): Guarded {
 }
 
 /** Register the run routes; without `runs` (no journal anywhere) each answers 404 to an admitted caller. */
-export function registerRunRoutes(app: FastifyInstance, ctx: GatewayContext, runs: RunAdmin | undefined): void {
+export function registerRunRoutes(
+  app: FastifyInstance,
+  ctx: GatewayContext,
+  runs: RunAdmin | undefined,
+  waits?: WaitService,
+): void {
   const guard = consoleGuard(ctx, adminGuard(ctx));
   const handled =
     (fn: (request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, runs: RunAdmin) => Promise<unknown>) =>
@@ -89,9 +96,20 @@ export function registerRunRoutes(app: FastifyInstance, ctx: GatewayContext, run
     opts,
     handled(async (request, reply, r) => {
       const body = isObject(request.body) ? request.body : {};
-      const outcome = await r.abort(runIdOf(request.params), reasonOf(body, true), adminCaller(request));
-      reply.code(202);
-      return outcome;
+      const runId = runIdOf(request.params);
+      const reason = reasonOf(body, true);
+      try {
+        const outcome = await r.abort(runId, reason, adminCaller(request));
+        reply.code(202);
+        return outcome;
+      } catch (err) {
+        // a WAITING run is cancelled through its wait (it ends FAIL RUN_CANCELLED, after its compensations)
+        const waiting = err instanceof SagawayError && err.code === 'RUN_NOT_SUSPENDED' && /WAITING/.test(err.message);
+        if (!waiting || !waits?.active || !waits.cancelByOperator) throw err;
+        request.log.info({ runId, by: adminCaller(request), reason }, 'waiting run cancelled by an operator');
+        reply.code(202);
+        return { runId, cancelled: await waits.cancelByOperator(runId) };
+      }
     }),
   );
 }
