@@ -7,6 +7,7 @@ import { $, BASE, el, state, time } from './page.js';
 import { showRun } from './run-view.js';
 import { fillExample, setUpTryIt } from './try-it.js';
 import { waitCell } from './waits.js';
+import { credentialHeaders, operateCell, setOperate } from './runs-admin.js';
 
 const MAX_RUN_ROWS = 200;
 
@@ -139,9 +140,10 @@ function listenRuns() {
 }
 
 async function loadJournal() {
-  const res = await fetch(`${BASE}/api/journal`);
+  const res = await fetch(`${BASE}/api/journal`, { headers: credentialHeaders() });
   if (!res.ok) return;
-  const { runs } = await res.json();
+  const { runs, operate } = await res.json();
+  setOperate(operate);
   const body = $('journal').tBodies[0];
   body.replaceChildren();
   for (const run of runs) {
@@ -153,6 +155,7 @@ async function loadJournal() {
       el('td', { class: `outcome-${run.outcome ?? run.status}` }, run.outcome ?? run.status),
       el('td', {}, run.http === undefined ? '' : String(run.http)),
       waitCell(run, loadJournal),
+      operateCell(run, loadJournal),
     );
     body.append(row);
   }

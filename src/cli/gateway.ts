@@ -2,6 +2,8 @@ import { SagawayError } from '../core/errors.js';
 import { startProcessTracing } from './tracing.js';
 import { createLogger } from '../core/logger.js';
 import { createGateway } from '../gateway/server.js';
+import { JournalRunAdmin } from '../runner/orchestrator/run-admin.js';
+import { runMetrics } from '../runner/orchestrator/run-metrics.js';
 import { gatewaySignals } from '../runner/waits/host-waits.js'; // waits:
 import { JournalReader } from '../runner/orchestrator/journal-reader.js';
 import { clusterMetrics } from '../runner/metrics.js';
@@ -62,6 +64,7 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
   // and only when the file says so (gateway.console.natsTraces): by default no trace crosses the broker.
   const relay = settings.gateway.console.natsTraces ? cluster.traces() : undefined;
   const waits = gatewaySignals(settings); // waits: signals and callbacks of parked runs
+  const runs = journals.length > 0 ? new JournalRunAdmin(settings, journals) : undefined;
   const gateway = await createGateway({
     settings,
     service: cluster,
@@ -69,9 +72,11 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
     log,
     ready,
     status: firstStatus([new JournalReader(journals), cluster.outcomeReader()]),
+    ...(runs ? { runs } : {}),
     traces: relay ? [relay.source()] : [],
   });
   clusterMetrics(gateway.metrics.registry, cluster);
+  if (runs) runMetrics(gateway.metrics.registry, runs); // runs: suspended runs
   const host = options.host ?? settings.gateway.host;
   const address = await gateway.listen(port, host);
   const line = startedLine(settings, host, address.port);

@@ -13,6 +13,7 @@ import { startedLine } from './started-line.js';
 import { traceMasker } from '../gateway/console/mask.js';
 import { withEmbeddedJournal } from '../runner/waits/check.js'; // waits:
 import { waitMetrics } from '../runner/waits/metrics.js'; // waits:
+import { runMetrics } from '../runner/orchestrator/run-metrics.js';
 
 /**
  * `sagaway start [--config FILE] [--port N] [--host H]`: the gateway and every runner of the file
@@ -39,12 +40,14 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
     // what this process publishes for a console over NATS is masked as the console masks
     traceMask: traceMasker(settings),
   });
+  const runs = host.runAdmin();
   const gateway = await createGateway({
     settings,
     service: host,
     log,
     ready: () => host.ready(),
     status: host.statusReader(),
+    ...runs,
     traces: [host.traces],
     waits: host.waits.signals(), // waits:
   });
@@ -52,6 +55,7 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
   const engine = engineMetrics(gateway.metrics.registry);
   for (const runner of host.runners.values()) runner.observe(engine);
   if (host.cluster) clusterMetrics(gateway.metrics.registry, host.cluster);
+  if (runs.runs) runMetrics(gateway.metrics.registry, runs.runs); // runs: suspended runs
   if (host.waits.stores.size > 0) waitMetrics(gateway.metrics.registry, () => host.waits.stats()); // waits:
   const listenHost = options.host ?? settings.gateway.host;
   const address = await gateway.listen(port, listenHost);

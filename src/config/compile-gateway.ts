@@ -94,6 +94,7 @@ export function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings
       natsTraces: g.console?.natsTraces ?? DEFAULT_CONSOLE.natsTraces,
       mask: g.console?.mask ?? DEFAULT_CONSOLE.mask,
     },
+    admin: { roles: g.admin?.roles ?? [] },
   };
 }
 

@@ -279,6 +279,20 @@ export const GatewaySchema = Type.Object(
         { ...strict, description: 'the console: saga graphs, live runs, try-it (docs/console.md)' },
       ),
     ),
+    admin: Type.Optional(
+      Type.Object(
+        {
+          roles: Type.Optional(
+            Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
+              maxItems: 64,
+              description:
+                'roles a caller needs to list, redrive and abort runs (same auth as the APIs); absent = loopback clients only (none behind trustProxy), others get 404',
+            }),
+          ),
+        },
+        { ...strict, description: 'who may operate runs: GET /api/runs, redrive, abort (docs/runs.md)' },
+      ),
+    ),
   },
   { ...strict, description: 'the HTTP front: port, host, auth, apis, stream, limits' },
 );

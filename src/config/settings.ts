@@ -151,6 +151,14 @@ export interface GatewaySettings {
   validateResponses: boolean;
   /** the console (docs/console.md) */
   console: ConsoleSettings;
+  /** who may list, redrive and abort runs (`/api/runs`, docs/runs.md) */
+  admin: AdminSettings;
+}
+
+/** `gateway.admin`: the run routes' access (docs/runs.md, Access). */
+export interface AdminSettings {
+  /** roles a caller needs; empty = loopback clients only, by the console's rules (none behind trustProxy) */
+  roles: readonly string[];
 }
 
 /** `gateway.console`: who may see the console, where, and how much its traces carry. */

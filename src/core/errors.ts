@@ -92,6 +92,14 @@ export const ERROR_CODES = {
   SELF_APPROVAL: { http: 403, title: 'Self Approval Not Allowed', retryable: false },
   ALREADY_APPROVED: { http: 409, title: 'Already Approved', retryable: false },
 
+  // operating runs: list, redrive, suspend, abort (issue 22, docs/runs.md)
+  RUN_NOT_FOUND: { http: 404, title: 'Run Not Found', retryable: false },
+  RUN_NOT_REDRIVABLE: { http: 409, title: 'Run Not Redrivable', retryable: false },
+  ALREADY_REDRIVEN: { http: 409, title: 'Already Redriven', retryable: false },
+  HISTORY_EXPIRED: { http: 410, title: 'History Expired', retryable: false },
+  RUN_NOT_SUSPENDED: { http: 409, title: 'Run Not Suspended', retryable: false },
+  RUN_ABORTED: { http: 409, title: 'Run Aborted', retryable: false },
+
   // Configuration (never reaches an HTTP client: the process refuses to start)
   CONFIG_INVALID: { http: 500, title: 'Configuration Invalid', retryable: false },
   API_METHODS_OVERLAP: { http: 500, title: 'API Methods Overlap', retryable: false },

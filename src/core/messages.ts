@@ -1,6 +1,7 @@
 import type { ErrorInfo } from './errors.js';
 import type { Lineage } from './lineage.js';
 import type { TraceCarrier } from './otel.js';
+import type { RunAttempt } from './runs.js';
 import type { EventStatus, Payload, RequestContext, SagaRequest, SagaResult } from './types.js';
 
 /**
@@ -102,10 +103,13 @@ export interface RunStatus {
   requestId: string;
   /** the client's own X-Request-Id, when it sent one */
   correlationId?: string;
-  /** WAITING: parked on a wait step (issue 21) */
-  status: 'RUNNING' | 'DONE' | 'WAITING';
+  /** WAITING: parked on a wait step (issue 21); SUSPENDED: its retries ran out (`onExhausted: suspend`, issue 22) */
+  status: 'RUNNING' | 'DONE' | 'WAITING' | 'SUSPENDED';
   /** what a parked run waits for */
   waitingOn?: unknown;
+  /** runs: redrives so far, and the attempts before this one (docs/runs.md) */
+  redriveCount?: number;
+  attempts?: RunAttempt[];
   outcome?: SagaResult['outcome'];
   http?: number;
   response?: unknown;

@@ -69,7 +69,8 @@ export interface SagaRequest {
 }
 
 export type EventStatus = 'SUCCESS' | 'FAIL' | 'ACK' | 'TIMEOUT';
-export type Outcome = 'SUCCESS' | 'ACK' | 'FAIL' | 'TIMEOUT' | 'WAITING'; // waits: WAITING = parked (202)
+// waits: WAITING = parked (202); SUSPENDED = its retries ran out under `onExhausted: suspend` (202, issue 22)
+export type Outcome = 'SUCCESS' | 'ACK' | 'FAIL' | 'TIMEOUT' | 'WAITING' | 'SUSPENDED';
 
 /** What a saga run ends with; the gateway maps it to HTTP (DESIGN §5). */
 export interface SagaResult {

@@ -49,6 +49,8 @@ export interface WaitService {
   signalRun(runId: string, name: string, data: unknown, principal: Principal | null): Promise<Decided>;
   /** `POST /api/runs/<runId>/cancel` */
   cancel(runId: string, principal: Principal | null): Promise<Decided>;
+  /** runs (issue 22): `POST /api/runs/<runId>/abort` of a waiting run, by an operator the gateway admitted (gateway.admin) */
+  cancelByOperator?(runId: string): Promise<Decided>;
   /** `POST /api/callbacks/<token>` */
   callback(token: string, reject: boolean, data: unknown, principal: Principal | null): Promise<Decided>;
   /** what a callback token decides on (the confirmation page) */

@@ -34,9 +34,11 @@ import { withoutToken } from './waits/callback-page.js'; // waits:
 import type { WaitService } from '../core/waits.js'; // waits:
 import { tracing } from '../core/otel.js';
 import { traceRequests } from './http/helpers/tracing.js';
+import type { RunAdmin } from '../core/runs.js';
+import { registerRunRoutes } from './runs/routes.js';
 
 /** Routes outside the two forms that the gateway's rate limit counts (the forms count their own). */
-const LIMITED_ROUTES = ['/api/status/', '/api/runs/', '/api/signals/', '/api/callbacks/'];
+const LIMITED_ROUTES = ['/api/status/', '/api/runs', '/api/signals/', '/api/callbacks/'];
 
 /** Options of createGateway. */
 export interface GatewayOptions {
@@ -53,6 +55,8 @@ export interface GatewayOptions {
   traces?: readonly TraceSource[];
   /** waits: signals, cancels and callbacks of parked runs (runner/waits/service.ts); absent = 404 */
   waits?: WaitService;
+  /** runs: list, redrive, abort (runner/orchestrator/run-admin.ts); absent = no journal, 404 */
+  runs?: RunAdmin;
 }
 
 /** Live counters, for tests and diagnostics. */
@@ -219,7 +223,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     sendProblem(reply, problemFor('NOT_FOUND', request.id, 'no route serves this path')),
   );
 
-  // The status route is counted by the gateway's rate limit too (a journal read per request),
+  // The status and run routes are counted by the gateway's rate limit too (journal reads),
   // and so are the wait routes (waits: a signal, cancel or callback is a store write or a token
   // check; the callback page's GET too). They authenticate in their handlers, so they are counted
   // by source address, like a refused credential.
@@ -237,6 +241,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   registerOps(app, metrics, options.ready);
   registerStatusRoute(app, ctx, options.status);
   registerWaitRoutes(app, ctx, options.waits); // waits:
+  registerRunRoutes(app, ctx, options.runs, options.waits);
   if (settings.openapi) registerOpenApi(app, options.settings);
   if (settings.static !== undefined) await registerStatic(app, settings.static);
   const shown = settings.console;
@@ -246,6 +251,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         console: shown,
         traces: options.traces ?? [],
         ...(options.status ? { status: options.status } : {}),
+        ...(options.runs ? { runs: options.runs } : {}),
       })
     : undefined;
 

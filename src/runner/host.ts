@@ -25,6 +25,8 @@ import { HandlerRegistry, importHandlerModule, isModuleEntry } from './executor/
 import { Runner } from './orchestrator/runner.js';
 import { createSecretSource, type SecretSource } from './executor/secrets.js';
 import { firstStatus } from './status.js';
+import type { RunAdmin } from '../core/runs.js';
+import { JournalRunAdmin } from './orchestrator/run-admin.js';
 import { HostWaits, type WaitClock } from './waits/host-waits.js'; // waits:
 
 /** What a process hosting runners is built from. */
@@ -79,6 +81,9 @@ export class Host implements SagaService {
   private readonly states = new Map<string, State>();
   private resumeTimer: NodeJS.Timeout | undefined;
   private resuming = false;
+  /** the orphan scan (startResumer), and whether it was asked for again while it ran */
+  private scan: (() => Promise<void>) | undefined;
+  private again = false;
   /** when the journals are pruned next (with the orphan scan, at most every PRUNE_INTERVAL_MS) */
   private pruneAt = 0;
   private closed = false;
@@ -149,6 +154,26 @@ export class Host implements SagaService {
   }
 
   /**
+   * The run routes' journal side (GET /api/runs, redrive, abort: run-admin.ts), when a hosted
+   * runner journals; a redrive or abort written here is picked up by this process's next scan,
+   * made at once.
+   */
+  runAdmin(): { runs?: RunAdmin } {
+    const aliases = new Set(
+      [...this.runners.keys()].map((n) => this.options.settings.runners[n]?.journal).filter((a) => a !== undefined),
+    );
+    if (aliases.size === 0) return {};
+    const states = [...aliases].map((a) => this.state(a));
+    return { runs: new JournalRunAdmin(this.options.settings, states, Date.now, () => this.scanSoon()) };
+  }
+
+  /** Scan the journals now (a redrive or abort was written): soon after the scan running, if one is. */
+  private scanSoon(): void {
+    const scan = this.scan;
+    if (scan) setTimeout(() => void scan(), 0).unref();
+  }
+
+  /**
    * Look for journaled runs whose process is gone, now and then, per the cluster's process
    * directory. With NATS, a process is gone when its advertisements stopped; the first look waits
    * for one advertisement round so that live processes are known. Without a remote cluster, this
@@ -164,9 +189,11 @@ export class Host implements SagaService {
     const interval = Math.min(...intervals);
     const cluster = this.cluster ?? this.local;
     const directory = cluster.directory;
-    const scan = async () => {
+    const scan = async (): Promise<void> => {
+      if (this.resuming) this.again = true;
       if (this.resuming || this.closed || !cluster.connected) return;
       this.resuming = true;
+      this.again = false;
       try {
         await Promise.all(
           [...this.runners.values()].map((r) => r.resumeOrphans((instance) => directory.isLive(instance))),
@@ -180,7 +207,10 @@ export class Host implements SagaService {
       } finally {
         this.resuming = false;
       }
+      // a redrive asked for a scan while this one ran (scanSoon)
+      if (this.again) void scan();
     };
+    this.scan = scan;
     const first = directory.advertiseIntervalMs > 0 ? directory.advertiseIntervalMs + 500 : 0;
     setTimeout(() => void scan(), first).unref();
     this.resumeTimer = setInterval(() => void scan(), interval);

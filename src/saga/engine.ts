@@ -21,6 +21,7 @@ import { selectLink } from './links.js';
 import { endStepSpan, traceStep, traceTries } from './trace-step.js';
 import { responseOf, writeEventOutput, writeOutput, writeParsedOutput } from './payload.js';
 import { realClock } from './retry.js';
+import { suspendRun, type SuspendHook } from './suspend.js';
 import { sendWithRetry } from './send.js';
 import { MAX_UNDO_BYTES, register, unwind, type Registration, type UnwindJournal, type UnwindState } from './unwind.js';
 import { waitStep, type ParkHook, type WaitResolution } from './wait-step.js'; // waits:
@@ -67,6 +68,8 @@ export interface SagaRun {
   resume?: { step: string; payload: Payload; progress?: RunProgress; waited?: WaitResolution }; // waits: waited
   /** waits: stores a run that reaches a wait step (saga/wait-step.ts); absent = such a run fails */
   park?: ParkHook;
+  /** runs: stores a run whose retries ran out under `onExhausted: suspend` (saga/suspend.ts) */
+  suspend?: SuspendHook;
   /** Continue a journaled run that was undoing its steps: the undos not yet done, then `result`. */
   resumeUnwind?: UnwindState & { result: SagaResult };
   /** the payload to start with instead of `{ parameters: input }` (an onFail saga's) */
@@ -326,8 +329,11 @@ async function eventStep(scope: RunScope, step: EventStep, state: RunState): Pro
   if (cancel.aborted) return { end: abortedResult(run.saga, runId, cancel.reason) };
   state.context = { ...state.context, status: reply.status };
   if (reply.status !== 'SUCCESS' && reply.status !== 'ACK') {
-    const error = reply.error ?? { code: 'ACTION_FAILED', message: 'the action failed' };
-    return { value: reply.status, error: { ...error, step: step.id } };
+    const error = { ...(reply.error ?? { code: 'ACTION_FAILED', message: 'the action failed' }), step: step.id };
+    if (step.retry?.onExhausted === 'suspend' && run.suspend) {
+      return { end: await suspendRun(run.suspend, { sagaId: run.saga.id, runId, step: step.id, visit, error }, state) };
+    }
+    return { value: reply.status, error };
   }
   try {
     const own = step.meta.elements;

@@ -363,6 +363,9 @@ function planStep(s: RawStep, links: CompiledLink[], expression: Expression | un
     case 'start':
       return { ...base, type: 'start' };
     case 'event':
+      // runs: a compensation that gives up has nothing to hold: the run is already failing
+      if (typeof s.compensate === 'object' && s.compensate.retry?.onExhausted === 'suspend')
+        throw new SagawayError('CONFIG_INVALID', `step "${s.id}": onExhausted: suspend is for the step's own retry`);
       return {
         ...base,
         type: 'event',

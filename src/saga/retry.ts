@@ -69,6 +69,8 @@ export interface RetryPlan {
   readonly maxBackoffMs: number;
   readonly jitter: boolean;
   readonly on: ReadonlySet<string> | undefined;
+  /** runs (issue 22): what a failure after the last try does: fail (default), or suspend the run */
+  readonly onExhausted: 'fail' | 'suspend';
 }
 
 /** A `retry` with its defaults filled (backoff 100 ms, maxBackoff 10 s, jitter on). */
@@ -79,5 +81,6 @@ export function planRetry(raw: RawRetry): RetryPlan {
     maxBackoffMs: parseDuration(raw.maxBackoff) ?? 10_000,
     jitter: raw.jitter ?? true,
     on: raw.on ? new Set(raw.on) : undefined,
+    onExhausted: raw.onExhausted ?? 'fail',
   });
 }

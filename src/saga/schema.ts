@@ -101,6 +101,12 @@ export const RetrySchema = Type.Object(
           'statuses (FAIL, TIMEOUT) and error codes that are retried; default the codes docs/errors.md marks retryable',
       }),
     ),
+    onExhausted: Type.Optional(
+      Type.Union([Type.Literal('fail'), Type.Literal('suspend')], {
+        description:
+          'event step, once its tries are over and it still failed: fail (default: the failure is routed as usual) or suspend (a journaled run is parked SUSPENDED, its compensations not run, until POST /api/runs/<runId>/redrive or /abort: docs/runs.md)',
+      }),
+    ),
   },
   {
     ...strict,
@@ -187,6 +193,12 @@ export const StepSchema = Type.Object(
       }),
     ),
     retry: Type.Optional(RetrySchema),
+    idempotent: Type.Optional(
+      Type.Boolean({
+        description:
+          'event step: its action has one effect per idempotency key (it dedupes on the key), so a redrive may run it again safely; a dry run flags the others (docs/runs.md); default false',
+      }),
+    ),
     ...waitFields(EventMetaSchema), // waits: for, until, signal, approvals, timeout, notify
   },
   {

@@ -62,3 +62,13 @@ export function nextOf(
   if (last && (more || o.follow)) return encodeCursor({ sort: o.sortKey, key: last.key, id: last.id });
   return o.follow ? o.after : undefined;
 }
+
+/**
+ * A cursor positioned at a record of a list sorted by `sort` (`field` or `-field`) whose sort
+ * value is the number `value`: the next page starts after (value, id). For a reader that merges
+ * the pages of several lists (or starts a list at a bound) and must resume each at a record of
+ * its choosing; PostgreSQL carries the key as its JSON text (postgres.ts list).
+ */
+export function cursorAt(kind: 'memory' | 'sqlite' | 'postgres', sort: string, value: number, id: string): string {
+  return encodeCursor({ sort, key: kind === 'postgres' ? JSON.stringify(value) : value, id });
+}

@@ -91,8 +91,8 @@ export class GroupCommitState implements State {
   ping(): Promise<void> {
     return this.state.ping();
   }
-  async ensureIndex(fields: readonly string[]): Promise<void> {
-    await this.state.ensureIndex?.(fields);
+  async ensureIndex(fields: readonly string[], sort?: string): Promise<void> {
+    await this.state.ensureIndex?.(fields, sort);
   }
   /** Waits for the writes already made, then closes the store. */
   async close(): Promise<void> {

@@ -137,8 +137,8 @@ class ConfiguredState implements State {
     return inner.writeBatch(writes);
   }
   /** The adapter's list index, when it has such a thing (memory does not). */
-  async ensureIndex(fields: readonly string[]): Promise<void> {
-    await (this.inner ?? (await this.ready())).ensureIndex?.(fields);
+  async ensureIndex(fields: readonly string[], sort?: string): Promise<void> {
+    await (this.inner ?? (await this.ready())).ensureIndex?.(fields, sort);
   }
   async query(name: string, bindings: Record<string, unknown>): Promise<QueryResult> {
     return (this.inner ?? (await this.ready())).query(name, bindings);

@@ -103,8 +103,11 @@ export async function createListIndex(
   db: PostgresSql,
   { table, t }: PostgresTables,
   fields: readonly string[],
+  sort?: string,
 ): Promise<void> {
   const cols = fields.map((f) => `COALESCE(data->'${f}', 'null'::jsonb)`);
-  const name = listIndexName(table, fields);
-  await db.run(`CREATE INDEX IF NOT EXISTS ${name} ON ${t} (${[...cols, 'seq'].join(', ')})`).catch(createdElsewhere);
+  const name = listIndexName(table, fields, sort);
+  // ordered as list() sorts (the field's expression, then the id), or in insertion order
+  const tail = sort === undefined ? ['seq'] : [`COALESCE(data->'${sort}', 'null'::jsonb)`, 'id'];
+  await db.run(`CREATE INDEX IF NOT EXISTS ${name} ON ${t} (${[...cols, ...tail].join(', ')})`).catch(createdElsewhere);
 }

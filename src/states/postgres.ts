@@ -195,8 +195,8 @@ export class PostgresState extends WriteMethods implements State {
   }
 
   /** The list index on `fields` (postgres-tables.ts). */
-  async ensureIndex(fields: readonly string[]): Promise<void> {
-    await createListIndex(this.db, this.tables, fields);
+  async ensureIndex(fields: readonly string[], sort?: string): Promise<void> {
+    await createListIndex(this.db, this.tables, fields, sort);
   }
 
   /** Group commit: the whole batch in one statement, one transaction (postgres-batch.ts). */

@@ -25,12 +25,14 @@ export function sqlTableNames(table: string, maxLength: number): SqlTableNames {
  * name, cut to stay within PostgreSQL's 63 characters, and a short hash of the fields.
  * VALIDATION_FAILED for a field that is not a plain identifier (it goes into SQL text).
  */
-export function listIndexName(table: string, fields: readonly string[]): string {
-  for (const f of fields) {
+export function listIndexName(table: string, fields: readonly string[], sort?: string): string {
+  for (const f of sort === undefined ? fields : [...fields, sort]) {
     if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(f)) {
       throw new SagawayError('VALIDATION_FAILED', 'an indexed field must be a plain identifier');
     }
   }
-  const hash = createHash('sha256').update(fields.join('\n')).digest('hex').slice(0, 8);
+  // an index ordered by a field is another index than one on the same fields in insertion order
+  const key = sort === undefined ? fields.join('\n') : `${fields.join('\n')}\n>${sort}`;
+  const hash = createHash('sha256').update(key).digest('hex').slice(0, 8);
   return `"${table.slice(0, 50)}_ix_${hash}"`;
 }

@@ -249,11 +249,13 @@ export class SqliteState extends WriteMethods implements State {
   }
 
   /** The list index on `fields` (list() filters them as `json_extract(data, '$.f')`, ordered by seq). */
-  async ensureIndex(fields: readonly string[]): Promise<void> {
+  async ensureIndex(fields: readonly string[], sort?: string): Promise<void> {
     const cols = fields.map((f) => `json_extract(data, '$.${f}')`);
-    const name = listIndexName(this.options.table, fields);
+    const name = listIndexName(this.options.table, fields, sort);
+    // ordered as list() sorts (sortExpr, then the id), or in insertion order
+    const tail = sort === undefined ? ['seq'] : [`json_extract(data, '$.${sort}')`, 'id'];
     try {
-      this.handle().exec(`CREATE INDEX IF NOT EXISTS ${name} ON ${this.t} (${[...cols, 'seq'].join(', ')})`);
+      this.handle().exec(`CREATE INDEX IF NOT EXISTS ${name} ON ${this.t} (${[...cols, ...tail].join(', ')})`);
     } catch (err) {
       throw new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}": cannot create an index`, { cause: err });
     }

@@ -99,9 +99,10 @@ export interface State {
   /**
    * Optional: make list() with equality filters on these data fields, in insertion order, an
    * index scan rather than a table scan (SQL stores; created once, idempotent). Field names are
-   * plain identifiers.
+   * plain identifiers. With `sort` (a field), the index is ordered by that field and the id
+   * instead: list() with these filters and `sort: sort` or `-sort` reads a range of it, in order.
    */
-  ensureIndex?(fields: readonly string[]): Promise<void>;
+  ensureIndex?(fields: readonly string[], sort?: string): Promise<void>;
   /** throws STATE_UNAVAILABLE when the store cannot be reached (readiness) */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -70,8 +70,11 @@ export function isLocalRequest(request: FastifyRequest, trustProxy: boolean): bo
   return !FORWARDING_HEADERS.some((h) => request.headers[h] !== undefined);
 }
 
+/** Who may reach a guarded set of routes: the console, or the run routes (`gateway.admin`). */
+export type Guarded = Pick<ConsoleSettings, 'path' | 'roles'>;
+
 /** The console as an API entry, so that role checks are exactly those of the APIs. */
-function consoleApi(settings: ConsoleSettings): CompiledApi {
+function consoleApi(settings: Guarded): CompiledApi {
   return {
     settings: { path: settings.path, runner: '', roles: settings.roles, public: false },
     prefix: settings.path,
@@ -79,22 +82,29 @@ function consoleApi(settings: ConsoleSettings): CompiledApi {
   };
 }
 
-/** The onRequest check of every console route. */
-export function consoleGuard(ctx: GatewayContext, settings: ConsoleSettings): onRequestHookHandler {
+/**
+ * The onRequest check of every console route (and of the run routes, with `gateway.admin`'s
+ * roles). The caller let in is left on the request (`adminCaller`): its subject, or `loopback`.
+ */
+export function consoleGuard(ctx: GatewayContext, settings: Guarded): onRequestHookHandler {
   const api = consoleApi(settings);
   // The config compiler turns a console without roles off under trustProxy; this holds for
   // settings made by code.
   const behindProxy = ctx.settings.trustProxy !== false;
   return function guard(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
     if (settings.roles.length === 0) {
-      if (!behindProxy && isLocalRequest(request, false)) done();
-      else sendProblem(reply, problemFor('NOT_FOUND', request.id, 'no route serves this path'));
+      if (!behindProxy && isLocalRequest(request, false)) {
+        callers.set(request, 'loopback');
+        done();
+      } else sendProblem(reply, problemFor('NOT_FOUND', request.id, 'no route serves this path'));
       return;
     }
     const credential = extractCredential(request.headers, ctx.settings.auth.cookie, undefined);
     const finish = (decision: AuthDecision): void => {
-      if (decision.ok) done();
-      else
+      if (decision.ok) {
+        callers.set(request, decision.principal.sub);
+        done();
+      } else
         sendProblem(
           reply,
           problemFor(
@@ -112,15 +122,29 @@ export function consoleGuard(ctx: GatewayContext, settings: ConsoleSettings): on
 }
 
 /**
+ * Whether this request would pass the guard of `settings` (the console's journal list asks it for
+ * the run routes, to show their buttons only to who may use them), without answering it.
+ */
+export async function wouldPass(ctx: GatewayContext, settings: Guarded, request: FastifyRequest): Promise<boolean> {
+  if (settings.roles.length === 0) return ctx.settings.trustProxy === false && isLocalRequest(request, false);
+  const credential = extractCredential(request.headers, ctx.settings.auth.cookie, undefined);
+  return (await ctx.auth.decide(consoleApi(settings), credential)).ok;
+}
+
+/** The callers the guard let in, by request (a WeakMap: nothing added to fastify's request type). */
+const callers = new WeakMap<FastifyRequest, string>();
+
+/** Who the guard let in for this request: the principal's subject, or `loopback`. */
+export function adminCaller(request: FastifyRequest): string {
+  return callers.get(request) ?? 'unknown';
+}
+
+/**
  * Whether the caller of an open feed may still see it: with `roles`, its credential is decided
  * again (a token that expired, or lost the role, ends the feed at its next heartbeat, as an
  * API stream ends at its next poll); without, the loopback rule already held for the connection.
  */
-export async function stillAllowed(
-  ctx: GatewayContext,
-  settings: ConsoleSettings,
-  request: FastifyRequest,
-): Promise<boolean> {
+export async function stillAllowed(ctx: GatewayContext, settings: Guarded, request: FastifyRequest): Promise<boolean> {
   if (settings.roles.length === 0) return true;
   const credential = extractCredential(request.headers, ctx.settings.auth.cookie, undefined);
   return (await ctx.auth.decide(consoleApi(settings), credential)).ok;

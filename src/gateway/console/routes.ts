@@ -6,7 +6,9 @@ import type { TraceSource } from '../../core/trace.js';
 import type { GatewayContext } from '../context.js';
 import { problemFor, sendProblem } from '../http/helpers/problem.js';
 import type { StatusSource } from '../../core/messages.js';
-import { consoleGuard, stillAllowed } from './access.js';
+import type { RunAdmin } from '../../core/runs.js';
+import { consoleGuard, stillAllowed, wouldPass } from './access.js';
+import { adminGuard } from '../runs/routes.js';
 import { ConsoleFeed } from './feed.js';
 import { buildModel } from './model.js';
 
@@ -78,6 +80,8 @@ export interface ConsoleOptions {
   /** where traced runs come from (this process's runners, or the runners' traces over NATS) */
   traces: readonly TraceSource[];
   status?: StatusSource;
+  /** the journals' run list (GET /api/runs): the console's list of runs reads it */
+  runs?: RunAdmin;
 }
 
 /** Register the console; returns its feed (closed with the gateway). */
@@ -102,9 +106,14 @@ export function registerConsole(app: FastifyInstance, ctx: GatewayContext, optio
   route(`${base}/api/feed`, (req, reply) => feed.open(req, reply, recheck && (() => recheck(req))));
   route(`${base}/api/journal`, async (req, reply) => {
     const status = options.status;
-    if (!status?.recent) return reply.header('cache-control', 'no-store').send({ runs: [] });
+    const runs = options.runs;
+    if (!runs && !status?.recent) return reply.header('cache-control', 'no-store').send({ runs: [] });
     try {
-      return reply.header('cache-control', 'no-store').send({ runs: await status.recent(JOURNAL_RUNS) });
+      // the run list of GET /api/runs (newest first, through the journal's index), else the older list
+      const list = runs ? (await runs.list({ limit: JOURNAL_RUNS })).runs : await status!.recent!(JOURNAL_RUNS);
+      // whether this caller may redrive and abort (gateway.admin): the page shows those buttons then
+      const operate = runs !== undefined && (await wouldPass(ctx, adminGuard(ctx), req));
+      return reply.header('cache-control', 'no-store').send({ runs: list, operate });
     } catch {
       return sendProblem(reply, problemFor('STATE_UNAVAILABLE', req.id, 'the journal cannot be read now'));
     }

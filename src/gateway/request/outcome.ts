@@ -9,7 +9,8 @@ import { toProblem, type Problem } from '../http/helpers/problem.js';
 
 /** Status of a successful (SUCCESS or ACK) result. */
 export function successStatus(result: SagaResult): number {
-  if (result.outcome === 'ACK' || result.outcome === 'WAITING') return 202; // waits: a parked run
+  // waits: a parked run; runs: a suspended one (its outcome comes after a redrive or abort)
+  if (result.outcome === 'ACK' || result.outcome === 'WAITING' || result.outcome === 'SUSPENDED') return 202;
   const http = result.http;
   return Number.isInteger(http) && http >= 200 && http < 300 ? http : 200;
 }

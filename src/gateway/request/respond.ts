@@ -24,7 +24,7 @@ export function sendResult(
   }
   const status = successStatus(result);
   // waits: a parked run's outcome will be at its status (issue 21)
-  if (result.outcome === 'WAITING')
+  if (result.outcome === 'WAITING' || result.outcome === 'SUSPENDED')
     reply.header('location', `/api/status/${encodeURIComponent(result.runId ?? requestId)}`);
   if (status === 204 || status === 205) return reply.code(status).send();
   const rendered = render(format, result.response, maxResponse, admitted.api.settings.csp);

@@ -1,5 +1,6 @@
 import type { JournaledRun, LookupOptions, RunStatus } from '../../core/messages.js';
 import { isObject } from '../../core/path.js';
+import { RUN_STATES, type RunAttempt, type RunState } from '../../core/runs.js';
 import type { SagaResult } from '../../core/types.js';
 import type { State } from '../../states/state.js';
 import { correlatedRun } from './correlation-index.js';
@@ -75,13 +76,17 @@ export async function recentRuns(states: readonly State[], limit: number): Promi
 /** A journal record as the status endpoint shows it (no payload, no input: only the outcome). */
 function statusOf(data: Record<string, unknown>): RunStatus {
   const result = isObject(data['result']) ? (data['result'] as unknown as SagaResult) : undefined;
-  const status = data['status'] === 'DONE' ? 'DONE' : data['status'] === 'WAITING' ? 'WAITING' : 'RUNNING'; // waits:
+  const status = RUN_STATES.includes(data['status'] as never) ? (data['status'] as RunState) : 'RUNNING'; // waits:
   const iso = (v: unknown) => new Date(typeof v === 'number' ? v : 0).toISOString();
   return {
     requestId: String(data['requestId']),
     ...(typeof data['correlationId'] === 'string' ? { correlationId: data['correlationId'] } : {}),
     status,
     ...(status === 'WAITING' && isObject(data['waitingOn']) ? { waitingOn: data['waitingOn'] } : {}), // waits:
+    ...(typeof data['redriveCount'] === 'number' && data['redriveCount'] > 0
+      ? { redriveCount: data['redriveCount'] }
+      : {}),
+    ...(Array.isArray(data['attempts']) ? { attempts: data['attempts'] as RunAttempt[] } : {}),
     ...(result
       ? {
           outcome: result.outcome,

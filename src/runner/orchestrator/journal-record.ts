@@ -22,7 +22,7 @@ export interface JournalData {
   runId: string;
   /** process instance running it */
   owner: string;
-  status: 'RUNNING' | 'DONE' | 'WAITING'; // waits: WAITING = parked (runner/waits/)
+  status: 'RUNNING' | 'DONE' | 'WAITING' | 'SUSPENDED'; // waits: WAITING = parked (runner/waits/); SUSPENDED: run-admin.ts
   context: { request: RequestContext['request']; user: RequestContext['user'] };
   input: Record<string, unknown>;
   /** step to run next (absent: the start step) */
@@ -41,6 +41,10 @@ export interface JournalData {
   unwind?: { result: SagaResult; done: (EventStatus | null)[] } | null;
   /** tracing: the W3C context of the run's first trace (a resumed run's trace links to it) */
   trace?: TraceCarrier | null;
+  /** runs (issue 22, run-admin.ts): a failed run whose compensations ran (it cannot be redriven) */
+  compensated?: boolean;
+  /** runs: redrives so far, the attempts before this one, and the last redrive's who and why */
+  redriveCount?: number;
   [key: string]: unknown;
 }
 
@@ -53,6 +57,8 @@ export interface JournalEntry {
    * it could not be). Every later write of the run waits for it.
    */
   ready?: Promise<void>;
+  /** runs: its unwind began (its compensations ran, or run): a failed run so is not redrivable */
+  unwound?: boolean;
 }
 
 /** Record id of a run: bound to the caller's scope, so that nobody else can read or overwrite it. */

@@ -4,6 +4,7 @@ import type { Logger } from '../../core/logger.js';
 import type { EventStatus, Payload, RequestContext, SagaResult } from '../../core/types.js';
 import { groupCommit, GroupCommitState } from '../../states/group-commit.js';
 import type { RunProgress, UnwindJournal } from '../../saga/engine.js';
+import type { SuspendHook } from '../../saga/suspend.js';
 import type { State, StateRecord, WriteOptions } from '../../states/state.js';
 import { indexCorrelation } from './correlation-index.js';
 import { journalId, type JournalData, type JournalEntry } from './journal-record.js';
@@ -222,6 +223,7 @@ export class Journal {
     return {
       begin: async (undo, res) => {
         result = res;
+        entry.unwound = true;
         await this.unwindWrite(entry, () => ({ undo: [...undo], unwind: { result, done }, updatedAt: Date.now() }));
       },
       undone: async (index, status) => {
@@ -252,6 +254,25 @@ export class Journal {
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }
+  }
+
+  /**
+   * runs (issue 22): the suspend hook of one run (engine `SagaRun.suspend`): a run whose retries
+   * ran out under `onExhausted: suspend` is parked SUSPENDED at the failed step, with its payload,
+   * compensations and visits, until a redrive or an abort (run-admin.ts).
+   */
+  suspender(entry: JournalEntry): SuspendHook {
+    return (step, payload, ctx, progress) =>
+      this.write(entry, {
+        status: 'SUSPENDED',
+        next: step,
+        payload,
+        lastStatus: ctx.status ?? null,
+        lastError: ctx.error ?? null,
+        undo: progress.undo.length > 0 ? progress.undo : null,
+        visits: Object.keys(progress.visits).length > 0 ? progress.visits : null,
+        updatedAt: Date.now(),
+      });
   }
 
   /** waits: one write of a run's record (parking it: runner/waits/park.ts), as the stepper writes. */
@@ -319,7 +340,12 @@ export class Journal {
    * patch of the outcome against the version this process last wrote.
    */
   private outcomeWrite(entry: JournalEntry, result: SagaResult): () => Promise<void> {
-    const done = { status: 'DONE' as const, result, payload: null };
+    // A failed run keeps where it was (next step, payload, visits: run-admin.ts redrives it from
+    // there), unless its compensations ran; any other end drops the payload.
+    const failed = result.outcome === 'FAIL' || result.outcome === 'TIMEOUT';
+    const done = failed
+      ? { status: 'DONE' as const, result, ...(entry.unwound ? { compensated: true, payload: null } : {}) }
+      : { status: 'DONE' as const, result, payload: null };
     if (this.unwritten.has(entry)) {
       const u = this.unwritten.get(entry)!;
       let first = true;
@@ -345,7 +371,7 @@ export class Journal {
       }
       const rec = await this.patch(
         entry.id,
-        { ...done, undo: null, visits: null, unwind: null, updatedAt: Date.now() },
+        { ...done, ...(failed ? {} : { undo: null, visits: null }), unwind: null, updatedAt: Date.now() },
         { expectedVersion: entry.version },
       );
       entry.version = rec.version;

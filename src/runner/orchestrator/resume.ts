@@ -8,6 +8,7 @@ import type { Journal } from './journal.js';
 import type { JournalData, JournalEntry } from './journal-record.js';
 import { reject } from './run-answers.js';
 import { endRunSpan, journaledTrace, runSpan } from './run-span.js';
+import { REDRIVE_OWNER } from './run-admin.js';
 
 /**
  * Resuming journaled runs (runner.ts resumeOrphans): a run whose process is gone is taken over
@@ -52,7 +53,12 @@ export async function resumeOrphans(
   await Promise.all(
     records.map(async (rec) => {
       const d = rec.data as JournalData;
-      const entry: JournalEntry = { id: rec.id, version: rec.version };
+      // a run taken over mid-unwind has compensated (a failed run so is not redrivable: run-admin.ts)
+      const entry: JournalEntry = {
+        id: rec.id,
+        version: rec.version,
+        ...(d.unwind && d.undo ? { unwound: true } : {}),
+      };
       const saga = host.sagaById(d.sagaId);
       const context: RequestContext = {
         request: d.context.request,
@@ -73,8 +79,10 @@ export async function resumeOrphans(
         );
         const progress = { undo: d.undo ?? [], visits: d.visits ?? {} };
         const waited = d['waitResult'] as WaitResolution | null | undefined; // waits: resumed from a wait
-        // tracing: a new trace, linked to the run's first (run-span.ts)
-        const otel = runSpan('resume', d.sagaId, d.runId, host.name, journaledTrace(d.trace));
+        // tracing: a new trace, linked to the run's first (run-span.ts); a redrive or abort
+        // hands the record to REDRIVE_OWNER, which the trace names
+        const kind = d.owner === REDRIVE_OWNER ? 'redrive' : 'resume';
+        const otel = runSpan(kind, d.sagaId, d.runId, host.name, journaledTrace(d.trace));
         result = await runSaga(host.engine(), {
           saga,
           input: d.input,
@@ -92,10 +100,11 @@ export async function resumeOrphans(
             : {}),
           ...(host.parkHook ? { park: host.parkHook(saga, entry, d.runId) } : {}), // waits:
           otel,
+          suspend: journal.suspender(entry),
         });
         endRunSpan(otel, result);
       }
-      if (result.outcome === 'WAITING') return; // waits: parked again
+      if (result.outcome === 'WAITING' || result.outcome === 'SUSPENDED') return; // waits: parked again; runs: suspended
       await journal.finish(entry, result);
       if (saga) host.afterRun(saga, d.input, context, d.runId, result, lineage);
     }),

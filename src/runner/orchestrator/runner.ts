@@ -248,8 +248,10 @@ export class Runner {
       ...(trace ? { trace } : {}),
       otel,
       ...(this.deps.waits ? { park: this.waitRunner().parkHook(saga, entry, runId) } : {}), // waits:
+      suspend: journal.suspender(entry),
     });
-    if (result.outcome === 'WAITING') return result; // waits: parked; the journal says so already
+    // waits: parked; runs: suspended (its retries ran out); the journal says so already
+    if (result.outcome === 'WAITING' || result.outcome === 'SUSPENDED') return result;
     // No answer without its record (issue 26 item 1): an outcome the journal did not take is
     // written later (journal.ts settle), and the caller gets 503, never the result.
     const settled = await journal.settle(entry, result);

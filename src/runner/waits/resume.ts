@@ -127,11 +127,12 @@ export async function continueRun(
     journal: runner.journal.stepper(entry),
     unwindJournal: runner.journal.unwinder(entry),
     park: runner.parkHook(saga, entry, d.runId),
+    suspend: runner.journal.suspender(entry), // runs: issue 22
     resume: { step: d.next, payload: d.payload, progress: { undo: d.undo ?? [], visits: d.visits ?? {} }, waited },
     otel,
   });
   endRunSpan(otel, result);
-  if (result.outcome === 'WAITING') return;
+  if (result.outcome === 'WAITING' || result.outcome === 'SUSPENDED') return; // runs: suspended (issue 22)
   await runner.journal.finish(entry, result);
   runner.afterRun(saga, d, context, result, lineage);
 }

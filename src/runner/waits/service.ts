@@ -63,6 +63,15 @@ export class WaitSignals implements WaitService {
     return this.applied(await decide(store, row, step, 'cancel', undefined, principal, this.now()));
   }
 
+  /**
+   * runs (issue 22): a waiting run cancelled by an operator (`POST /api/runs/<runId>/abort`, whom
+   * the gateway admitted by `gateway.admin`): as a cancel, without the caller and role checks.
+   */
+  async cancelByOperator(runId: string): Promise<Decided> {
+    const { store, row, step } = await this.waitOf(runId);
+    return this.applied(await decide(store, row, step, 'cancel', undefined, null, this.now()));
+  }
+
   /** `POST /api/callbacks/<token>`: the token is the permission. */
   async callback(token: string, reject: boolean, data: unknown, principal: Principal | null): Promise<Decided> {
     const { store, row, step } = await this.waitOfToken(token);
