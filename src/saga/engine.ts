@@ -1,25 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { Cancel, type Cancellable } from '../core/cancel.js';
-import { httpFor, SagawayError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
-import { isObject } from '../core/path.js';
+import { httpFor, toErrorInfo } from '../core/errors.js';
 import type { Payload, RequestContext, SagaResult } from '../core/types.js';
 import type { StepTracer } from '../core/trace.js';
 import type { RunSpan, StepSpan } from '../core/otel.js';
 import type { Lineage } from '../core/lineage.js';
 import type { EngineDeps } from './deps.js';
-import { conditionValue } from './expression.js';
+import { conditionStep, transformStep, type StepOutcome } from './expression-steps.js';
 import { abortedResult, CALLER_GONE, failed, failStepError, TIMED_OUT } from './failures.js';
-import {
-  type CompiledSaga,
-  type CompiledStep,
-  type ConditionStep,
-  type EventStep,
-  type SuccessStep,
-  type TransformStep,
-} from './graph.js';
+import { type CompiledSaga, type CompiledStep, type EventStep, type SuccessStep } from './graph.js';
 import { selectLink } from './links.js';
 import { endStepSpan, traceStep, traceTries } from './trace-step.js';
-import { responseOf, writeEventOutput, writeOutput, writeParsedOutput } from './payload.js';
+import { responseOf, writeEventOutput, writeParsedOutput } from './payload.js';
 import { realClock } from './retry.js';
 import { suspendRun, type SuspendHook } from './suspend.js';
 import { sendWithRetry } from './send.js';
@@ -178,12 +170,6 @@ interface RunState {
   span?: StepSpan | undefined;
 }
 
-/** How a step that does not end the run ended: the condition value, and its error if it failed. */
-interface StepOutcome {
-  value: string;
-  error?: ErrorInfo;
-}
-
 /** A step's own work: an outcome to route on, or the run's end. */
 type StepResult = StepOutcome | { end: SagaResult };
 
@@ -215,7 +201,9 @@ async function loop(
     }
     const began = run.trace === undefined ? 0 : performance.now();
     state.span = run.otel?.step(step.id, step.type);
-    const result = await runStep(scope, step, state);
+    // A step that ended at once (start, success, a direct expression) costs no microtask.
+    let result = runStep(scope, step, state);
+    if (result instanceof Promise) result = await result;
     if (run.trace !== undefined) traceStep(run.trace, step, result, state.payload, began);
     if (state.span !== undefined) endStepSpan(state.span, result);
     if ('end' in result) return result.end;
@@ -271,29 +259,6 @@ function succeeded(scope: RunScope, step: SuccessStep, payload: Payload): SagaRe
     sagaId: scope.run.saga.id,
     runId: scope.runId,
   };
-}
-
-async function conditionStep(scope: RunScope, step: ConditionStep, state: RunState): Promise<StepOutcome> {
-  try {
-    return { value: conditionValue(await step.expression.evaluate(state.payload, state.context)) };
-  } catch (e) {
-    if (scope.cancel.aborted) throw e;
-    return { value: 'FAIL', error: expressionError('EXPRESSION_FAILED', step, e) };
-  }
-}
-
-async function transformStep(scope: RunScope, step: TransformStep, state: RunState): Promise<StepOutcome> {
-  try {
-    const result = await step.expression.evaluate(state.payload, state.context);
-    state.payload = step.output ? writeOutput(state.payload, result, step.output, []) : replaceWith(result);
-    return { value: 'SUCCESS' };
-  } catch (e) {
-    if (scope.cancel.aborted) throw e;
-    // Our own errors (OUTPUT_NOT_OBJECT, path conflicts) keep their code; JSONata's become TRANSFORM_FAILED.
-    const error =
-      e instanceof SagawayError ? { ...e.toInfo(), step: step.id } : expressionError('TRANSFORM_FAILED', step, e);
-    return { value: 'FAIL', error };
-  }
 }
 
 async function eventStep(scope: RunScope, step: EventStep, state: RunState): Promise<StepResult> {
@@ -438,15 +403,4 @@ function route(
       step: step.id,
     }),
   };
-}
-
-function replaceWith(result: unknown): Payload {
-  if (!isObject(result))
-    throw new SagawayError('OUTPUT_NOT_OBJECT', 'a transform without outputElement must produce an object');
-  return result;
-}
-
-function expressionError(code: 'EXPRESSION_FAILED' | 'TRANSFORM_FAILED', step: CompiledStep, e: unknown): ErrorInfo {
-  const msg = typeof (e as { message?: unknown })?.message === 'string' ? (e as Error).message : 'evaluation failed';
-  return { code, message: `step "${step.id}": ${msg}`.slice(0, 512), http: 500, step: step.id };
 }

@@ -1,6 +1,7 @@
 import jsonata from 'jsonata';
 import { jsonCopy } from '../core/json-copy.js';
 import type { RequestContext } from '../core/types.js';
+import { directForm, SLOW } from './expression-direct.js';
 
 /**
  * JSONata for `transform` and `condition` steps. Expressions come from configuration (trusted),
@@ -10,21 +11,42 @@ import type { RequestContext } from '../core/types.js';
 export interface Expression {
   readonly source: string;
   evaluate(payload: unknown, context: RequestContext): Promise<unknown>;
+  /**
+   * The same value, at once when the expression has a direct form (expression-direct.ts: a field
+   * path or an object of literals and paths) and the data lets it answer; else the promise of
+   * `evaluate`. The engine's transform and condition steps use it.
+   */
+  evaluateNow(payload: unknown, context: RequestContext): unknown;
 }
 
 /** Compile an expression; throws with jsonata's message (and position) on a syntax error. */
 export function compileExpression(source: string): Expression {
   const compiled = jsonata(source);
+  const direct = directForm(compiled.ast());
+  const slow = async (payload: unknown, context: RequestContext): Promise<unknown> => {
+    const bindings = {
+      request: context.request,
+      user: context.user ?? undefined,
+      error: context.error,
+      status: context.status,
+    };
+    return normalize(await compiled.evaluate(payload, bindings));
+  };
+  if (direct === undefined) return { source, evaluate: slow, evaluateNow: slow };
+  const now = (payload: unknown, context: RequestContext): unknown => {
+    const value = direct(payload);
+    return value === SLOW ? slow(payload, context) : value;
+  };
   return {
     source,
-    async evaluate(payload, context) {
-      const bindings = {
-        request: context.request,
-        user: context.user ?? undefined,
-        error: context.error,
-        status: context.status,
-      };
-      return normalize(await compiled.evaluate(payload, bindings));
+    evaluateNow: now,
+    evaluate: (payload, context) => {
+      try {
+        const value = direct(payload);
+        return value === SLOW ? slow(payload, context) : Promise.resolve(value);
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
     },
   };
 }

@@ -26,6 +26,9 @@ export type RouteMatch<S extends Routable = CompiledSaga> =
 
 /** Split a path into non-empty segments (`/todos/42/` -> ['todos', '42']). */
 function split(path: string): string[] {
+  // the gateway's paths (`/items/42`) have no empty segment: one split, no filter
+  if (path.length > 1 && path.charCodeAt(0) === 47 && path.charCodeAt(path.length - 1) !== 47 && !path.includes('//'))
+    return path.slice(1).split('/');
   return path.split('/').filter((s) => s !== '');
 }
 
@@ -45,7 +48,7 @@ export class RouteTable<S extends Routable = CompiledSaga> {
   /** Match a request; HEAD is served by sagas that allow GET. */
   match(method: string, path: string): RouteMatch<S> {
     const parts = split(path);
-    const allow = new Set<string>();
+    let allow: Set<string> | undefined; // only a path served for other methods needs it
     for (const route of this.routes) {
       const params = matchSegments(route, parts);
       if (!params) continue;
@@ -53,9 +56,12 @@ export class RouteTable<S extends Routable = CompiledSaga> {
       if (methods.includes(method) || (method === 'HEAD' && methods.includes('GET'))) {
         return { kind: 'found', saga: route.saga, params };
       }
+      allow ??= new Set<string>();
       for (const m of methods) allow.add(m);
     }
-    return allow.size > 0 ? { kind: 'method-not-allowed', allow: [...allow] } : { kind: 'not-found' };
+    return allow !== undefined && allow.size > 0
+      ? { kind: 'method-not-allowed', allow: [...allow] }
+      : { kind: 'not-found' };
   }
 
   /** A saga by id. */

@@ -45,7 +45,15 @@ export function sendWithRetry(
   cancel: Cancellable,
 ): Promise<EventReply> {
   // One try and nobody counting: no extra promise on the common path.
-  if (!retry && !deps.observer?.tried && !send.onTry) return sendEvent(deps, send, cancel, 1);
+  if (!retry && !send.onTry) {
+    const tried = deps.observer?.tried;
+    if (!tried) return sendEvent(deps, send, cancel, 1);
+    // counted (metrics): one reaction, not the retry loop's async function
+    return sendEvent(deps, send, cancel, 1).then((reply) => {
+      if (!cancel.aborted) tried(send.saga, send.step, reply.status, 1);
+      return reply;
+    });
+  }
   return tries(deps, send, retry, cancel);
 }
 
@@ -96,7 +104,7 @@ function tryRecord(attempt: number, reply: EventReply, began: number): TryRecord
 const EVENT_TIMED_OUT = Symbol('event timeout');
 
 /** One try: the message, and a step timeout shorter than the deadline when the step has one. */
-async function sendEvent(deps: EngineDeps, send: Send, cancel: Cancellable, attempt: number): Promise<EventReply> {
+function sendEvent(deps: EngineDeps, send: Send, cancel: Cancellable, attempt: number): Promise<EventReply> {
   const { timeoutMs } = send.meta;
   const now = (deps.clock ?? realClock).now();
   const deadline = timeoutMs === undefined ? send.deadline : Math.min(send.deadline, now + timeoutMs);
@@ -117,10 +125,20 @@ async function sendEvent(deps: EngineDeps, send: Send, cancel: Cancellable, atte
     if (attempt > 1) event.attempt = attempt;
   }
   if (timeoutMs === undefined) return deps.dispatch(event, cancel);
-  // A step timeout shorter than the saga's: cancel just this event and report TIMEOUT.
+  return sendTimed(deps, event, cancel, timeoutMs, deadline - now);
+}
+
+/** A step timeout shorter than the saga's: cancel just this event and report TIMEOUT. */
+async function sendTimed(
+  deps: EngineDeps,
+  event: EventMessage,
+  cancel: Cancellable,
+  timeoutMs: number,
+  waitMs: number,
+): Promise<EventReply> {
   const eventCancel = new Cancel();
   const unlink = cancel.onAbort(() => eventCancel.abort(cancel.reason));
-  const timer = setTimeout(() => eventCancel.abort(EVENT_TIMED_OUT), Math.max(0, deadline - now));
+  const timer = setTimeout(() => eventCancel.abort(EVENT_TIMED_OUT), Math.max(0, waitMs));
   try {
     const reply = await deps.dispatch(event, eventCancel);
     if (eventCancel.reason !== EVENT_TIMED_OUT || cancel.aborted) return reply;

@@ -47,7 +47,13 @@ export async function startCheckpointer(
     return undefined;
   }
   worker.unref();
-  db.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+  try {
+    db.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+  } catch {
+    // the database was closed while the thread started (it starts at the first write)
+    await worker.terminate();
+    return undefined;
+  }
   worker.on('error', (err) => {
     // back to SQLite's default: the writes checkpoint themselves again
     log?.warn({ err: err.message }, 'the SQLite checkpoint thread failed');

@@ -89,6 +89,8 @@ export class SqliteState extends WriteMethods implements State {
   private readonly maxPageBytes: number;
   private readonly maxValues: number;
   private checkpointer: Checkpointer | undefined;
+  /** the checkpoint thread's start, once the first write came (a state only read needs no thread) */
+  private checkpoints: Promise<void> | undefined;
 
   constructor(options: SqliteStateOptions) {
     super();
@@ -119,8 +121,6 @@ export class SqliteState extends WriteMethods implements State {
       db.close();
       throw new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}": cannot open its database`, { cause: err });
     }
-    // before `db` is published: a second init() returns as soon as it is
-    if (file !== ':memory:' && file !== '') this.checkpointer = await startCheckpointer(file, db, this.options.log);
     this.db = db;
     this.txWrite = db.immediate((op: WriteOp, id: string, data: string | undefined, o: WriteOptions | undefined) =>
       this.writeInTx(op, id, data, o),
@@ -211,10 +211,28 @@ export class SqliteState extends WriteMethods implements State {
     }
   }
 
+  /**
+   * Start the checkpoint thread (sqlite-checkpointer.ts) at the first write, not at init: the
+   * thread is a V8 isolate of its own (≈ 9 MB of memory, issue 23), and a state that is only
+   * read, or not written yet, has no WAL to copy back. Until it runs, SQLite's own
+   * `wal_autocheckpoint` applies, as when the thread cannot start.
+   */
+  private startCheckpoints(db: SqlDatabase): void {
+    const file = this.options.file;
+    if (this.checkpoints !== undefined || file === ':memory:' || file === '') return;
+    this.checkpoints = startCheckpointer(file, db, this.options.log).then(async (checkpointer) => {
+      if (this.db === db) this.checkpointer = checkpointer;
+      else await checkpointer?.stop(); // closed meanwhile
+    });
+  }
+
   async close(): Promise<void> {
     const db = this.db;
     this.db = undefined;
     this.stmts.clear();
+    const starting = this.checkpoints;
+    this.checkpoints = undefined;
+    await starting;
     const checkpointer = this.checkpointer;
     this.checkpointer = undefined;
     await checkpointer?.stop();
@@ -229,7 +247,8 @@ export class SqliteState extends WriteMethods implements State {
   ): Promise<StateRecord> {
     checkId(id);
     const json = data === undefined ? undefined : dataJson(data, this.maxValues);
-    this.handle();
+    const db = this.handle();
+    if (this.checkpoints === undefined) this.startCheckpoints(db);
     let result: StateRecord;
     try {
       result = (this.txWrite as NonNullable<typeof this.txWrite>)(op, id, json, options);
@@ -267,7 +286,8 @@ export class SqliteState extends WriteMethods implements State {
    * create without a key is one statement), so catching it here leaves the others to commit.
    */
   async writeBatch(writes: readonly BatchWrite[]): Promise<BatchOutcome[]> {
-    this.handle();
+    const db = this.handle();
+    if (this.checkpoints === undefined) this.startCheckpoints(db);
     try {
       return (this.txBatch as NonNullable<typeof this.txBatch>)(writes);
     } catch (err) {

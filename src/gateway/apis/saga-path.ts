@@ -36,6 +36,17 @@ export function parseSagaPath(url: string, prefix: string, withExtension: boolea
   const q = url.indexOf('?');
   const raw = q < 0 ? url.slice(prefix.length) : url.slice(prefix.length, q);
   if (raw.length > MAX_PATH) return undefined;
+  // The common path (`/items/42`): no escapes, no dots, no empty segments; read as it is.
+  if (
+    raw.length > 1 &&
+    raw.charCodeAt(0) === 47 && // '/'
+    raw.charCodeAt(raw.length - 1) !== 47 &&
+    !raw.includes('%') &&
+    !raw.includes('.') &&
+    !raw.includes('//')
+  ) {
+    return { path: raw, segments: raw.slice(1).split('/') };
+  }
   const segments: string[] = [];
   for (const part of raw.split('/')) {
     if (part === '') continue;

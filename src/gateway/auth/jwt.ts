@@ -1,5 +1,5 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import type { JWTPayload, JWTVerifyGetKey } from 'jose';
 import type { JwtSettings } from '../../config/settings.js';
 
 /**
@@ -24,20 +24,28 @@ export function createJwtVerifier(settings: JwtSettings): JwtVerifier {
   const secret = settings.secret === undefined ? undefined : new TextEncoder().encode(settings.secret);
   const publicKey: KeyObject | undefined =
     settings.publicKey === undefined ? undefined : createPublicKey(settings.publicKey);
+  // jose (46 modules) is loaded only by a gateway that verifies JWTs, when it builds its verifier
+  // (issue 23: a gateway without JWT auth does not hold it in memory).
+  const jose = import('jose');
+  jose.catch(() => {}); // a failure is the first verify's error
+  const jwksUrl = settings.jwksUrl === undefined ? undefined : new URL(settings.jwksUrl);
   const jwks =
-    settings.jwksUrl === undefined
+    jwksUrl === undefined
       ? undefined
-      : createRemoteJWKSet(new URL(settings.jwksUrl), {
-          timeoutDuration: JWKS_TIMEOUT_MS,
-          cooldownDuration: JWKS_COOLDOWN_MS,
-        });
+      : jose.then((lib) =>
+          lib.createRemoteJWKSet(jwksUrl, {
+            timeoutDuration: JWKS_TIMEOUT_MS,
+            cooldownDuration: JWKS_COOLDOWN_MS,
+          }),
+        );
+  jwks?.catch(() => {});
 
   const getKey: JWTVerifyGetKey = async (header, token) => {
     const alg = header.alg ?? '';
     if (alg.startsWith('HS')) {
       if (secret) return secret;
     } else if (jwks) {
-      return jwks(header, token);
+      return (await jwks)(header, token);
     } else if (publicKey) {
       return publicKey;
     }
@@ -54,7 +62,7 @@ export function createJwtVerifier(settings: JwtSettings): JwtVerifier {
 
   return {
     async verify(token: string): Promise<JWTPayload> {
-      const { payload } = await jwtVerify(token, getKey, options);
+      const { payload } = await (await jose).jwtVerify(token, getKey, options);
       return payload;
     },
   };

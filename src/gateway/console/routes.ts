@@ -10,7 +10,6 @@ import type { RunAdmin } from '../../core/runs.js';
 import { consoleGuard, stillAllowed, wouldPass } from './access.js';
 import { adminGuard } from '../runs/routes.js';
 import { ConsoleFeed } from './feed.js';
-import { buildModel } from './model.js';
 
 /**
  * The console's routes under `gateway.console.path` (docs/console.md): the page and its two
@@ -89,7 +88,16 @@ export function registerConsole(app: FastifyInstance, ctx: GatewayContext, optio
   const base = options.console.path;
   const guard = consoleGuard(ctx, options.console);
   const assets = loadAssets(base);
-  const model = JSON.stringify(buildModel(options.settings));
+  // The model (every saga's graph, laid out with dagre) is built on the console's first look,
+  // not at start: a gateway nobody watches does not load dagre nor hold the model (issue 23).
+  let model: Promise<string> | undefined;
+  const modelText = (): Promise<string> =>
+    (model ??= import('./model.js')
+      .then(({ buildModel }) => JSON.stringify(buildModel(options.settings)))
+      .catch((err: unknown) => {
+        model = undefined;
+        throw err;
+      }));
   const feed = new ConsoleFeed(ctx, options.traces);
   const route = (url: string, handler: RouteHandlerMethod) =>
     app.route({ method: 'GET', url, exposeHeadRoute: false, onRequest: guard, handler });
@@ -99,8 +107,11 @@ export function registerConsole(app: FastifyInstance, ctx: GatewayContext, optio
     route(base + suffix, send);
     if (suffix === '') route(base + '/', send);
   }
-  route(`${base}/api/model`, (_req, reply) =>
-    reply.header('cache-control', 'no-store').type('application/json').send(model),
+  route(`${base}/api/model`, async (_req, reply) =>
+    reply
+      .header('cache-control', 'no-store')
+      .type('application/json')
+      .send(await modelText()),
   );
   const recheck = options.console.roles.length > 0 ? stillAllowed.bind(null, ctx, options.console) : undefined;
   route(`${base}/api/feed`, (req, reply) => feed.open(req, reply, recheck && (() => recheck(req))));

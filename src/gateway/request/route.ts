@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Cancel } from '../../core/cancel.js';
 import { callerKey } from '../../core/caller.js';
 import { toErrorInfo } from '../../core/errors.js';
-import type { SagaRequest, SagaResult } from '../../core/types.js';
+import type { Principal, SagaRequest, SagaResult } from '../../core/types.js';
 import type { GatewayContext } from '../context.js';
 import { negotiate } from '../formats/index.js';
 import { bodyInput, usesBody } from './input.js';
@@ -46,30 +46,25 @@ export function requestHandler(
     const cancel = new Cancel();
     let gone = false;
     const res = reply.raw;
-    res.once('close', () => {
+    // `on`, not `once`: a response closes once, and `once` wraps the listener in two more objects
+    res.on('close', () => {
       if (res.writableFinished || keyed) return;
       gone = true;
       cancel.abort();
     });
-    const req: SagaRequest = {
-      method: request.method,
-      path: admitted.sagaPath.path,
+    const req = new OneShotRequest(
+      request.method,
+      admitted.sagaPath.path,
       input,
       query,
-      requestId: request.id,
-      // one request, one run: the run's id (idempotency keys, logs) is the X-Request-Id
-      runId: request.id,
-      user: admitted.principal,
+      request.id,
+      admitted.principal,
       // the scope of the run's status record, and the client's own id to find it by (request-id.ts)
-      caller: callerKey(admitted.principal, request.ip),
-      correlationId: correlationIdOf(request.headers),
-      deadline: Date.now() + ctx.settings.limits.timeoutMs,
+      callerKey(admitted.principal, request.ip),
+      correlationIdOf(request.headers),
+      Date.now() + ctx.settings.limits.timeoutMs,
       cancel,
-      // for a SagaService that is not a runner of this process (they read the signal)
-      get signal(): AbortSignal {
-        return cancel.signal;
-      },
-    };
+    );
     // tracing (docs/tracing.md): the run is a child of this request's span
     if (request.otel?.carrier !== undefined) req.trace = request.otel.carrier;
     let result: SagaResult;
@@ -86,4 +81,33 @@ export function requestHandler(
     if (gone) return reply;
     return sendResult(reply, request.id, admitted, format, result, maxResponse);
   };
+}
+
+/**
+ * The SagaRequest of a one-shot request. A class, so that `signal` (for a SagaService that is not
+ * a runner of this process: they read the signal) is a getter of the prototype, not a closure
+ * made per request.
+ */
+class OneShotRequest implements SagaRequest {
+  /** one request, one run: the run's id (idempotency keys, logs) is the X-Request-Id */
+  readonly runId: string;
+
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly input: Record<string, unknown>,
+    readonly query: Record<string, unknown>,
+    readonly requestId: string,
+    readonly user: Principal,
+    readonly caller: string,
+    readonly correlationId: string | undefined,
+    readonly deadline: number,
+    readonly cancel: Cancel,
+  ) {
+    this.runId = requestId;
+  }
+
+  get signal(): AbortSignal {
+    return this.cancel.signal;
+  }
 }

@@ -12,9 +12,9 @@ test('runs in flight: listed oldest first, up to a limit, gone when they end', (
     runs.list(2).map((r) => r.requestId),
     ['a', 'b'],
   );
-  endA();
-  endB();
-  endB(); // ending twice is harmless
+  runs.remove(endA);
+  runs.remove(endB);
+  runs.remove(endB); // ending twice is harmless
   assert.deepEqual(
     runs.list(10).map((r) => [r.requestId, r.saga]),
     [['c', 's1']],
@@ -26,6 +26,6 @@ test('two runs with the same request id (the polls of one stream) are two entrie
   const runs = new InFlightRuns();
   const end1 = runs.add('same', 's');
   runs.add('same', 's');
-  end1();
+  runs.remove(end1);
   assert.equal(runs.size, 1);
 });

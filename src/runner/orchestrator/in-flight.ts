@@ -16,11 +16,16 @@ export class InFlightRuns {
   private readonly runs = new Map<number, InFlightRun>();
   private next = 0;
 
-  /** Note a run; call the returned function when it ends. */
-  add(requestId: string, saga: string): () => void {
+  /** Note a run; `remove` the returned id when it ends (an id, not a closure: one object less per run). */
+  add(requestId: string, saga: string): number {
     const id = this.next++;
     this.runs.set(id, { requestId, saga, startedAt: Date.now() });
-    return () => this.runs.delete(id);
+    return id;
+  }
+
+  /** The run `id` (from `add`) ended. */
+  remove(id: number): void {
+    this.runs.delete(id);
   }
 
   /** How many runs are in flight. */

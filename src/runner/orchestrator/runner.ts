@@ -146,18 +146,21 @@ export class Runner {
   }
 
   /** Run the saga serving `req.path` (gateway -> runner). Never throws. */
-  async run(req: SagaRequest): Promise<SagaResult> {
+  run(req: SagaRequest): Promise<SagaResult> {
     const match = this.routes.match(req.method, req.path);
     // The path is the caller's: never echoed in the problem (issue 9, item 9).
-    if (match.kind === 'not-found') return reject('NOT_FOUND', `no saga serves ${req.method} on this path`);
+    if (match.kind === 'not-found')
+      return Promise.resolve(reject('NOT_FOUND', `no saga serves ${req.method} on this path`));
     if (match.kind === 'method-not-allowed') {
-      return reject('METHOD_NOT_ALLOWED', `${req.method} is not allowed here (allowed: ${match.allow.join(', ')})`);
+      return Promise.resolve(
+        reject('METHOD_NOT_ALLOWED', `${req.method} is not allowed here (allowed: ${match.allow.join(', ')})`),
+      );
     }
     const { saga, params } = match;
     const denied = authorize(saga, req.user);
-    if (denied) return denied;
+    if (denied) return Promise.resolve(denied);
     // waits: a stream's polls would each park a new run (the gateway refuses it first when it knows the saga)
-    if (req.form === 'stream' && hasWaitStep(saga)) return reject('WAIT_NOT_STREAMABLE', NOT_STREAMABLE);
+    if (req.form === 'stream' && hasWaitStep(saga)) return Promise.resolve(reject('WAIT_NOT_STREAMABLE', NOT_STREAMABLE));
     const input: Record<string, unknown> = { ...req.input, ...params };
     const context: RequestContext = {
       request: { method: req.method, path: req.path, id: req.requestId, query: req.query },
@@ -176,20 +179,32 @@ export class Runner {
           path: req.path,
         })
       : undefined;
-    const done = this.inFlight.add(req.requestId, saga.id);
+    // One reaction at the end instead of an async function around the run (issue 23).
+    const inFlight = this.inFlight;
+    const id = inFlight.add(req.requestId, saga.id);
     const otel = runSpan('request', saga.id, runId, this.name, req.trace); // undefined while tracing is off
+    let run: Promise<SagaResult>;
     try {
-      const result = await this.startRun(saga, input, context, req, runId, tracer?.step, otel);
-      tracer?.end(result);
-      endRunSpan(otel, result);
-      return result;
-    } finally {
-      done();
+      run = this.startRun(saga, input, context, req, runId, tracer?.step, otel);
+    } catch (err) {
+      inFlight.remove(id);
+      return Promise.reject(err as Error);
     }
+    return run.then(
+      (result) => {
+        inFlight.remove(id);
+        tracer?.end(result);
+        return result;
+      },
+      (err: unknown) => {
+        inFlight.remove(id);
+        throw err;
+      },
+    );
   }
 
   /** A gateway run: journaled, else with its outcome recorded (distributed mode), else plain. */
-  private async startRun(
+  private startRun(
     saga: CompiledSaga,
     input: Record<string, unknown>,
     context: RequestContext,
@@ -205,9 +220,10 @@ export class Runner {
     if (!outcomes) return this.start(saga, input, context, req.deadline, cancel, runId, trace, lineage, otel);
     // Written before the result goes back, never awaited (systems/system.ts OutcomeWriter).
     const handle = outcomes.begin(scopeOf(req), req.requestId, correlationOf(req));
-    const result = await this.start(saga, input, context, req.deadline, cancel, runId, trace, lineage, otel);
-    outcomes.end(handle, result);
-    return result;
+    return this.start(saga, input, context, req.deadline, cancel, runId, trace, lineage, otel).then((result) => {
+      outcomes.end(handle, result);
+      return result;
+    });
   }
 
   /**
