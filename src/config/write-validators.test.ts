@@ -6,12 +6,19 @@ import { glob } from 'tinyglobby';
 import { parse } from 'yaml';
 import { ConfigSchema, EventMetaSchema, SagaFileSchema } from './schema.js';
 import * as generated from './validators.generated.js';
-import { AJV_OPTIONS, VALIDATORS_FILE, validatorsText } from './write-validators.js';
+import {
+  AJV_OPTIONS,
+  META_VALIDATOR_FILE,
+  metaValidatorText,
+  VALIDATORS_FILE,
+  validatorsText,
+} from './write-validators.js';
 
 const ROOT = new URL('../../../', import.meta.url);
 
 test('the shipped validators are generated from the current schema (run `npm run build` when this fails)', () => {
   assert.equal(readFileSync(VALIDATORS_FILE, 'utf8'), validatorsText());
+  assert.equal(readFileSync(META_VALIDATOR_FILE, 'utf8'), metaValidatorText());
 });
 
 test('eventMetaFields are the properties of the eventMeta schema', () => {
