@@ -18,6 +18,35 @@ export const CHECKPOINT_EVERY_MS = 500;
 /** `wal_autocheckpoint` of the state's connection while the thread runs: 40 MB of 4 KB pages. */
 export const BACKSTOP_PAGES = 10_000;
 
+/**
+ * How long after the state opens its thread starts: starting a thread (a Node environment and
+ * the SQLite addon, ≈ 100 ms of CPU) is not what a gateway should do before it answers its
+ * first request (`sagaway start`, issue 23); until then SQLite's own threshold applies, as when
+ * the thread cannot start.
+ */
+export const CHECKPOINT_START_DELAY_MS = 1000;
+
+/**
+ * A checkpoint thread started `delayMs` from now (startCheckpointer), stopped at once if the
+ * state closes before: never throws, never holds the process open.
+ */
+export function startCheckpointerLater(
+  file: string,
+  db: SqlDatabase,
+  log?: Logger,
+  delayMs = CHECKPOINT_START_DELAY_MS,
+): Checkpointer {
+  let started: Promise<Checkpointer | undefined> | undefined;
+  const timer = setTimeout(() => (started = startCheckpointer(file, db, log)), delayMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearTimeout(timer);
+      await (await started)?.stop();
+    },
+  };
+}
+
 /** A running checkpoint thread. */
 export interface Checkpointer {
   stop(): Promise<void>;

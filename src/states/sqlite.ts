@@ -7,7 +7,7 @@ import type { QuerySettings } from '../config/settings.js';
 import { decodeCursor, nextOf } from './cursor.js';
 import { DEFAULT_MAX_PAGE_BYTES, normalizeList, type FilterValue } from './list-options.js';
 import { bindValues, compileNamedQuery, type CompiledQuery } from './named-params.js';
-import { startCheckpointer, type Checkpointer } from './sqlite-checkpointer.js';
+import { startCheckpointerLater, type Checkpointer } from './sqlite-checkpointer.js';
 import { cutPageByValues, listClauses, trimPage, withPageBudget, type SqlDialect } from './sql-list.js';
 import type {
   BatchOutcome,
@@ -119,8 +119,7 @@ export class SqliteState extends WriteMethods implements State {
       db.close();
       throw new SagawayError('STATE_UNAVAILABLE', `state "${this.alias}": cannot open its database`, { cause: err });
     }
-    // before `db` is published: a second init() returns as soon as it is
-    if (file !== ':memory:' && file !== '') this.checkpointer = await startCheckpointer(file, db, this.options.log);
+    if (file !== ':memory:' && file !== '') this.checkpointer = startCheckpointerLater(file, db, this.options.log);
     this.db = db;
     this.txWrite = db.immediate((op: WriteOp, id: string, data: string | undefined, o: WriteOptions | undefined) =>
       this.writeInTx(op, id, data, o),

@@ -8,7 +8,6 @@ import { problemFor, sendProblem } from '../http/helpers/problem.js';
 import type { StatusSource } from '../../core/messages.js';
 import { consoleGuard, stillAllowed } from './access.js';
 import { ConsoleFeed } from './feed.js';
-import { buildModel } from './model.js';
 
 /**
  * The console's routes under `gateway.console.path` (docs/console.md): the page and its two
@@ -29,6 +28,9 @@ const PAGE_HEADERS = {
   'cache-control': 'no-store',
   'x-frame-options': 'DENY',
 };
+
+/** How long after the gateway listens the console's model is built, if no one asked for it. */
+const WARM_AFTER_LISTEN_MS = 200;
 
 /** Journaled runs listed at most. */
 const JOURNAL_RUNS = 50;
@@ -85,7 +87,14 @@ export function registerConsole(app: FastifyInstance, ctx: GatewayContext, optio
   const base = options.console.path;
   const guard = consoleGuard(ctx, options.console);
   const assets = loadAssets(base);
-  const model = JSON.stringify(buildModel(options.settings));
+  // Laid out at the first request for it, or just after the gateway listens (dagre and the
+  // layout of every saga were ≈ 100 ms of `sagaway start` before it answered, issue 23).
+  let model: Promise<string> | undefined;
+  const modelText = () => (model ??= import('./model.js').then((m) => JSON.stringify(m.buildModel(options.settings))));
+  app.addHook('onListen', (done) => {
+    setTimeout(() => void modelText().catch(() => undefined), WARM_AFTER_LISTEN_MS).unref();
+    done();
+  });
   const feed = new ConsoleFeed(ctx, options.traces);
   const route = (url: string, handler: RouteHandlerMethod) =>
     app.route({ method: 'GET', url, exposeHeadRoute: false, onRequest: guard, handler });
@@ -95,9 +104,15 @@ export function registerConsole(app: FastifyInstance, ctx: GatewayContext, optio
     route(base + suffix, send);
     if (suffix === '') route(base + '/', send);
   }
-  route(`${base}/api/model`, (_req, reply) =>
-    reply.header('cache-control', 'no-store').type('application/json').send(model),
-  );
+  route(`${base}/api/model`, async (req, reply) => {
+    let text: string;
+    try {
+      text = await modelText();
+    } catch {
+      return sendProblem(reply, problemFor('INTERNAL', req.id, 'the console model cannot be built'));
+    }
+    return reply.header('cache-control', 'no-store').type('application/json').send(text);
+  });
   const recheck = options.console.roles.length > 0 ? stillAllowed.bind(null, ctx, options.console) : undefined;
   route(`${base}/api/feed`, (req, reply) => feed.open(req, reply, recheck && (() => recheck(req))));
   route(`${base}/api/journal`, async (req, reply) => {
