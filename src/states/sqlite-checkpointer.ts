@@ -37,7 +37,9 @@ export function startCheckpointerLater(
   delayMs = CHECKPOINT_START_DELAY_MS,
 ): Checkpointer {
   let started: Promise<Checkpointer | undefined> | undefined;
-  const timer = setTimeout(() => (started = startCheckpointer(file, db, log)), delayMs);
+  const timer = setTimeout(() => {
+    started = startCheckpointer(file, db, log);
+  }, delayMs);
   timer.unref();
   return {
     async stop() {
