@@ -27,7 +27,7 @@ test('the shipped validators are generated from the current schema (run `npm run
 
 test('the validators script is ASCII and its code cache is accepted by the Node that built it', (t) => {
   const source = readFileSync(VALIDATORS_SCRIPT, 'latin1');
-  assert.ok(/^[\x00-\x7f]*$/.test(source), 'read as latin1 at run time: ASCII only');
+  assert.ok(!/[\u0080-\uffff]/.test(source), 'read as latin1 at run time: ASCII only');
   const { node } = JSON.parse(readFileSync(`${VALIDATORS_SCRIPT}.cache.json`, 'utf8')) as { node: string };
   if (node !== process.version) return t.skip(`the cache was written by Node ${node}: this Node compiles the source`);
   // the test runner's own flags may differ from the build's (V8 would then reject the cache):

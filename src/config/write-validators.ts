@@ -78,7 +78,7 @@ export function validatorsText(): string {
   const ajv = new Ajv({ ...AJV_OPTIONS, code: { source: true } });
   ajv.addSchema(ConfigSchema, 'config').addSchema(SagaFileSchema, 'sagaFile');
   const code = standalone.default(ajv, { config: 'config', sagaFile: 'sagaFile' });
-  const ascii = code.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const ascii = code.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   return `(function (require, exports) {\n${ascii}\n})\n`;
 }
 
