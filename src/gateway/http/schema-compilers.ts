@@ -9,13 +9,18 @@ import type { FastifyServerOptions } from 'fastify';
  * (≈ 50 ms, issue 23). Each is fastify's own factory (required from where fastify requires it),
  * called with the same arguments.
  */
-const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
 type Factories = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
 type Factory = (...args: unknown[]) => unknown;
 
 function lazy(name: string): unknown {
   let factory: Factory | undefined;
-  return (...args: unknown[]) => (factory ??= (fromFastify(name) as () => Factory)())(...args);
+  return (...args: unknown[]) => {
+    if (factory === undefined) {
+      const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
+      factory = (fromFastify(name) as () => Factory)();
+    }
+    return factory(...args);
+  };
 }
 
 export const lazySchemaCompilers: Factories = {
