@@ -11,6 +11,7 @@ import { firstStatus } from '../runner/status.js';
 import { createState } from '../states/index.js';
 import type { State } from '../states/state.js';
 import { createCluster } from '../systems/index.js';
+import { warmAfterListen } from './warm-up.js';
 import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 import { parsePort, untilStopped } from './port.js';
@@ -79,6 +80,7 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
   if (runs) runMetrics(gateway.metrics.registry, runs); // runs: suspended runs
   const host = options.host ?? settings.gateway.host;
   const address = await gateway.listen(port, host);
+  warmAfterListen(settings);
   const line = startedLine(settings, host, address.port);
   log.info({ console: line.console }, line.message);
   log.info(

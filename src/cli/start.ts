@@ -6,6 +6,7 @@ import { Host } from '../runner/host.js';
 import { clusterMetrics, engineMetrics } from '../runner/metrics.js';
 import { createState } from '../states/index.js';
 import { createCluster } from '../systems/index.js';
+import { warmAfterListen } from './warm-up.js';
 import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 import { parsePort } from './port.js';
@@ -59,6 +60,7 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
   if (host.waits.stores.size > 0) waitMetrics(gateway.metrics.registry, () => host.waits.stats()); // waits:
   const listenHost = options.host ?? settings.gateway.host;
   const address = await gateway.listen(port, listenHost);
+  warmAfterListen(settings);
   const line = startedLine(settings, listenHost, address.port);
   log.info({ console: line.console }, line.message);
   log.info(

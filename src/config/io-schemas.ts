@@ -1,7 +1,9 @@
 import type { ValidateFunction } from 'ajv';
 import { dirname, extname, resolve } from 'node:path';
+import { quickCheck } from '../core/json-schema-check.js';
 import {
   compileErrorPointer,
+  metaFailures,
   pointerTokens,
   SchemaCompiler,
   type JsonSchema,
@@ -13,8 +15,8 @@ import type { RunnerSettings, SagaDefinition } from './settings.js';
 
 /**
  * A saga's `inputSchema` and `outputSchema` (docs/sagas.md#input-and-output-schemas): a
- * `{ $ref: FILE }` is read when the configuration loads, every schema is compiled once then,
- * and a broken one is an error located at the schema (or in its file). The compiled functions
+ * `{ $ref: FILE }` is read when the configuration loads, every schema is checked then (a broken
+ * one is an error located at the schema, or in its file) and compiled once, at its first use. The compiled functions
  * are kept beside the saga (never in the frozen settings) for the gateway, `sagaway run` and
  * the test kit.
  */
@@ -105,20 +107,48 @@ export function compileIoSchemas(runners: Readonly<Record<string, RunnerSettings
   }
 }
 
-/** Compile one saga's schemas into the cache; the first problem found, if any. */
+/** Functions compiled at their first call (lazily below), and how to compile each now. */
+const warmers = new WeakMap<ValidateFunction, () => void>();
+
+/**
+ * A validate function that compiles `schema` at its first call: a schema that passed the
+ * meta-schema and the quick check (core/json-schema-check.ts) compiles, so the configuration
+ * loads without loading Ajv (issue 23); `sagaway start` compiles them just after it listens
+ * (warmSagaSchemas), a request never waits for it unless it comes first.
+ */
+function lazily(make: () => ValidateFunction): ValidateFunction {
+  let fn: ValidateFunction | undefined;
+  const check = ((data: unknown) => {
+    fn ??= make();
+    const ok = fn(data);
+    check.errors = fn.errors;
+    return ok;
+  }) as ValidateFunction;
+  check.errors = null;
+  warmers.set(check, () => void (fn ??= make()));
+  return check;
+}
+
+/**
+ * Check one saga's schemas and put their validate functions in the cache; the first problem
+ * found, if any. A schema the quick check cannot judge is compiled by Ajv at once.
+ */
 function compileSaga(saga: RawSaga, compiler: SchemaCompiler): { key: IoKey; failure: SchemaFailure } | undefined {
   const out: SagaSchemas = {};
   for (const key of IO_KEYS) {
     const schema = saga[key];
     if (schema === undefined) continue;
-    const meta = compiler.metaFailures(schema);
+    const meta = metaFailures(schema);
     if (meta.length > 0) return { key, failure: meta[0]! };
+    const quick = quickCheck(schema);
+    if (quick !== 'unsure' && !quick.ok) return { key, failure: quick.failure };
+    const make = quick === 'unsure' ? (f: () => ValidateFunction) => f() : lazily;
     try {
-      if (key === 'outputSchema') out.output = compiler.compile(schema);
+      if (key === 'outputSchema') out.output = make(() => compiler.compile(schema));
       else {
         const methods = saga.methods ?? ['GET'];
-        if (methods.some((m) => BODY_METHODS.includes(m))) out.body = compiler.compile(schema);
-        if (methods.some((m) => !BODY_METHODS.includes(m))) out.query = compiler.compile(schema, true);
+        if (methods.some((m) => BODY_METHODS.includes(m))) out.body = make(() => compiler.compile(schema));
+        if (methods.some((m) => !BODY_METHODS.includes(m))) out.query = make(() => compiler.compile(schema, true));
       }
     } catch (err) {
       const message = (err as Error).message
@@ -129,6 +159,26 @@ function compileSaga(saga: RawSaga, compiler: SchemaCompiler): { key: IoKey; fai
   }
   compiled.set(saga, out);
   return undefined;
+}
+
+/**
+ * Compile now every schema of `runners` left to its first use (`sagaway start` calls this once
+ * it listens, so that the first request does not pay for loading Ajv). Never throws: a schema
+ * that fails here would fail at its first use, which answers that request with an error.
+ */
+export function warmSagaSchemas(runners: Readonly<Record<string, RunnerSettings>>): void {
+  for (const runner of Object.values(runners))
+    for (const saga of runner.sagas) {
+      const fns = compiled.get(saga);
+      if (fns === undefined) continue;
+      for (const fn of [fns.body, fns.query, fns.output]) {
+        try {
+          if (fn !== undefined) warmers.get(fn)?.();
+        } catch {
+          // reported by the request that uses it
+        }
+      }
+    }
 }
 
 let lazyCompiler: SchemaCompiler | undefined;

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
-import { glob } from 'tinyglobby';
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import { compileSettings, type Report } from './compile.js';
 import { substituteEnv } from './env.js';
@@ -8,6 +7,7 @@ import type { RawConfig, RawSaga } from './schema.js';
 import type { SagaDefinition, Settings } from './settings.js';
 import { formatPath, validateConfig, validateSagaFile } from './validate.js';
 import { parseYamlSource, type YamlSource } from './yaml-source.js';
+import { sagaFiles } from './saga-files.js';
 
 /** A loaded configuration, and the warnings found while loading it. */
 export interface LoadedConfig {
@@ -56,7 +56,7 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
         list.push({ ...entry, source: { file: abs, at: ['runners', name, 'sagas', i] } });
         continue;
       }
-      const files = (await glob(entry, { cwd: baseDir, absolute: true, onlyFiles: true })).sort();
+      const files = await sagaFiles(entry, baseDir);
       if (files.length === 0) report(abs, ['runners', name, 'sagas', i], `no saga file matches "${entry}"`, 'warning');
       for (const f of files) list.push(...(await loadSagaFile(f, display(f), env, sources, issues, report)));
     }

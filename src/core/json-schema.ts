@@ -42,7 +42,51 @@ export const MAX_LISTED_FAILURES = 10;
  * written for an OpenAPI document is accepted here. Any other unknown keyword is an error, so
  * that a typo (`requried`) is a located error, not a check that silently never runs.
  */
-const OPENAPI_KEYWORDS = ['discriminator', 'xml', 'externalDocs', 'example'];
+export const OPENAPI_KEYWORDS = ['discriminator', 'xml', 'externalDocs', 'example'];
+
+/**
+ * How Ajv is set up for these schemas (and for the meta-schema check generated at build time,
+ * config/write-validators.ts). Unknown keywords and formats are errors (strictSchema); the other
+ * strict checks refuse valid schemas (a `required` without `properties`, unions of types) that
+ * users write.
+ */
+export const JSON_SCHEMA_AJV_OPTIONS = {
+  allErrors: true,
+  strict: false,
+  strictSchema: true,
+  validateFormats: true,
+} as const;
+
+/** The meta-schema's own URI: the only `$schema` a schema may name. */
+export const SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
+
+/**
+ * The meta-schema check and the keywords and formats Ajv knows, compiled at build time
+ * (config/write-validators.ts writes json-schema-meta.generated.cjs beside this file) and
+ * loaded at the first schema checked: Ajv compiling the 2020-12 meta-schema at run time cost
+ * ≈ 100 ms of every command that loads a configuration with schemas (issue 23).
+ */
+interface MetaModule {
+  meta: ValidateFunction;
+  keywords: readonly string[];
+  formats: readonly string[];
+}
+let metaModule: MetaModule | undefined;
+export function metaModuleOf(): MetaModule {
+  return (metaModule ??= require('./json-schema-meta.generated.cjs') as MetaModule);
+}
+
+/** Whether `schema` is a valid 2020-12 schema; the failures (pointers into the schema) when not. */
+export function metaFailures(schema: JsonSchema): SchemaFailure[] {
+  if (typeof schema === 'object' && schema !== null && Object.hasOwn(schema, '$schema')) {
+    const named = schema.$schema;
+    if (named !== SCHEMA_2020_12 && named !== `${SCHEMA_2020_12}#`)
+      return [{ pointer: '/$schema', message: `must be "${SCHEMA_2020_12}" (JSON Schema 2020-12), or absent` }];
+  }
+  const { meta } = metaModuleOf();
+  if (meta(schema) === true) return [];
+  return failuresOf(meta.errors ?? []);
+}
 
 /** A set of compiled schemas: one Ajv for bodies and answers, one that coerces query strings. */
 export class SchemaCompiler {
@@ -50,19 +94,21 @@ export class SchemaCompiler {
   private coercing?: Ajv2020;
 
   /**
-   * Compile a schema; throws (Ajv's error) when it is not a valid schema. `coerce`: the data is
-   * a query (strings, repeated keys as arrays), converted in place to the types the schema
-   * names ("5" -> 5 for an integer, a single value -> [value] for an array).
+   * Compile a schema; throws (Ajv's error, or "schema is invalid: …" as Ajv words it) when it is
+   * not a valid schema. `coerce`: the data is a query (strings, repeated keys as arrays),
+   * converted in place to the types the schema names ("5" -> 5 for an integer, a single value
+   * -> [value] for an array).
    */
   compile(schema: JsonSchema, coerce = false): ValidateFunction {
+    const failures = metaFailures(schema);
+    if (failures.length > 0)
+      throw new Error(`schema is invalid: ${failures.map((f) => `data${f.pointer} ${f.message}`).join(', ')}`);
     return this.ajv(coerce).compile(schema);
   }
 
   /** Whether `schema` is a valid 2020-12 schema; the failures (pointers into the schema) when not. */
   metaFailures(schema: JsonSchema): SchemaFailure[] {
-    const ajv = this.ajv(false);
-    if (ajv.validateSchema(schema) === true) return [];
-    return failuresOf(ajv.errors ?? []);
+    return metaFailures(schema);
   }
 
   private ajv(coerce: boolean): Ajv2020 {
@@ -74,12 +120,10 @@ export class SchemaCompiler {
 function newAjv(coerce: boolean): Ajv2020 {
   const { Ajv2020, addFormats } = loadAjv();
   const ajv = new Ajv2020({
-    allErrors: true,
-    // Unknown keywords and formats are errors (strictSchema); the other strict checks refuse
-    // valid schemas (a `required` without `properties`, unions of types) that users write.
-    strict: false,
-    strictSchema: true,
-    validateFormats: true,
+    ...JSON_SCHEMA_AJV_OPTIONS,
+    // compile() checked the schema against the meta-schema already, with the generated check:
+    // Ajv would otherwise compile the meta-schema itself (per Ajv instance) to check it again.
+    validateSchema: false,
     ...(coerce ? { coerceTypes: 'array' as const } : {}),
   });
   ajv.addVocabulary(OPENAPI_KEYWORDS);

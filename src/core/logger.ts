@@ -1,6 +1,15 @@
-import { pino, type Logger, type LoggerOptions } from 'pino';
+import { createRequire } from 'node:module';
+import type { Logger, LoggerOptions } from 'pino';
 
 export type { Logger };
+
+/**
+ * pino, loaded at the first logger made, not with this module (which most modules import for
+ * the type): `sagaway validate` makes none (issue 23, start-up cost). pino ships CommonJS.
+ */
+const require = createRequire(import.meta.url);
+let pinoFn: typeof import('pino').pino | undefined;
+const pinoOf = () => (pinoFn ??= (require('pino') as typeof import('pino')).pino);
 
 /** Header and field names whose values are never logged. */
 const REDACT = [
@@ -30,6 +39,7 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
   const level = settings.level ?? process.env['LOG_LEVEL'] ?? 'info';
   const pretty = settings.pretty ?? (fd === 1 ? process.stdout.isTTY : process.stderr.isTTY) === true;
   const options: LoggerOptions = { level, redact: { paths: REDACT, censor: '[REDACTED]' }, base: { pid: process.pid } };
+  const pino = pinoOf();
   if (pretty) {
     return pino({ ...options, transport: { target: 'pino-pretty', options: { destination: fd, colorize: true } } });
   }
@@ -38,5 +48,20 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
 
 /** A logger that drops everything (tests, benchmarks). */
 export function silentLogger(): Logger {
-  return pino({ level: 'silent' });
+  return pinoOf()({ level: 'silent' });
+}
+
+/**
+ * A silent logger made at its first use: what `sagaway validate` hands the handlers it builds
+ * only to check them (they rarely log while being built), without loading pino for it.
+ */
+export function lazySilentLogger(): Logger {
+  let real: Logger | undefined;
+  return new Proxy({} as Logger, {
+    get(_target, key) {
+      real ??= silentLogger();
+      const value: unknown = Reflect.get(real, key, real);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(real) : value;
+    },
+  });
 }

@@ -24,6 +24,7 @@ import { InputChecks } from './request/validate-input.js';
 import { checkingOutputs } from './request/validate-output.js';
 import { unmappedSagaPaths } from './apis/route-check.js';
 import { registerStatic } from './http/routes/static.js';
+import { lazySchemaCompilers } from './http/schema-compilers.js';
 import { fastifyTrustProxy, trustProxyWarning } from './http/helpers/trust-proxy.js';
 import { registerOpenApi } from './http/routes/openapi.js';
 import { registerStatusRoute } from './http/routes/status.js';
@@ -128,6 +129,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     frameworkErrors: handleFrameworkError,
     clientErrorHandler: handleClientError,
     return503OnClosing: false,
+    // Ajv and fast-json-stringify, loaded only by a route with a schema (none today): issue 23.
+    schemaController: { compilersFactory: lazySchemaCompilers },
   });
   // Over the cap Node closes new connections at once, unserved.
   app.server.maxConnections = limits.maxConnections;

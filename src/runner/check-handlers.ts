@@ -1,7 +1,7 @@
 import type { Report } from '../config/compile.js';
 import type { Settings } from '../config/settings.js';
 import { SagawayError } from '../core/errors.js';
-import { silentLogger } from '../core/logger.js';
+import { lazySilentLogger } from '../core/logger.js';
 import type { HandlerEnv, HandlerFactory } from '../handlers/api.js';
 import { eventMetasOf } from '../saga/graph.js';
 import { suggestion } from '../core/suggest.js';
@@ -25,7 +25,7 @@ export async function checkHandlers(
     const env: HandlerEnv = {
       settings,
       runner,
-      log: silentLogger(),
+      log: lazySilentLogger(),
       state: unavailable,
       runEvent: unavailable,
       runSaga: unavailable,

@@ -2,8 +2,9 @@ import dagre from '@dagrejs/dagre';
 import type { CompiledSaga, CompiledStep, StepType } from '../../saga/graph.js';
 
 /**
- * The saga graph laid out once, at start, from the compiled plan (@dagrejs/dagre, top to
- * bottom), so that the browser only draws: no layout library is shipped to it.
+ * The saga graph laid out once (when the console's model is first built, routes.ts) from the
+ * compiled plan (@dagrejs/dagre, top to bottom), so that the browser only draws: no layout
+ * library is shipped to it.
  */
 
 /** A node as the console draws it. */

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Cancel } from '../../core/cancel.js';
 import { callerKey } from '../../core/caller.js';
 import { toErrorInfo } from '../../core/errors.js';
+import type { TraceCarrier } from '../../core/otel.js';
 import type { Principal, SagaRequest, SagaResult } from '../../core/types.js';
 import type { GatewayContext } from '../context.js';
 import { negotiate } from '../formats/index.js';
@@ -91,6 +92,8 @@ export function requestHandler(
 class OneShotRequest implements SagaRequest {
   /** one request, one run: the run's id (idempotency keys, logs) is the X-Request-Id */
   readonly runId: string;
+  /** tracing: the request span's context, set only while tracing is on */
+  trace?: TraceCarrier;
 
   constructor(
     readonly method: string,

@@ -194,6 +194,7 @@ export class Runner {
       (result) => {
         inFlight.remove(id);
         tracer?.end(result);
+        endRunSpan(otel, result);
         return result;
       },
       (err: unknown) => {
