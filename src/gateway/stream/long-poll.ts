@@ -45,6 +45,8 @@ export type Answer =
       entries: number;
       /** until when it stands for later requests at the same position (the feed's wait; now for a partial batch) */
       until: number;
+      /** the position of `offset`, which is not polled before `until` (the feed's wait, as in the SSE form) */
+      next?: Position;
     }
   | {
       kind: 'quiet';
@@ -95,12 +97,27 @@ export class LongPolls {
     this.spots.set(key, spot);
     void ready.then((answer) => {
       // a batch or a quiet answer stands until the feed's wait is over; a failure is not kept
-      const keep = answer.kind === 'problem' ? 0 : answer.until - Date.now();
-      if (keep <= 0 || this.stopped) return this.drop(key, spot);
-      spot.timer = setTimeout(() => this.drop(key, spot), keep);
-      spot.timer.unref();
+      this.keep(key, spot, answer);
+      // and the position after a batch is not polled before the wait is over either: one run
+      // per wait, as a stream's group makes; its requests until then are held and answered 204
+      if (answer.kind === 'batch' && answer.next !== undefined && answer.until > Date.now()) {
+        const after = pollKey(scope.base!, answer.next.previous) + '\n' + answer.next.skip;
+        if (this.spots.has(after)) return;
+        const quiet: Answer = { kind: 'quiet', offset: answer.offset, until: answer.until };
+        const pending: Spot = { ready: Promise.resolve(quiet) };
+        this.spots.set(after, pending);
+        this.keep(after, pending, quiet);
+      }
     });
     return ready;
+  }
+
+  /** Keep `spot` until its answer's `until` (a failure: not at all). */
+  private keep(key: string, spot: Spot, answer: Answer): void {
+    const ms = answer.kind === 'problem' ? 0 : answer.until - Date.now();
+    if (ms <= 0 || this.stopped) return this.drop(key, spot);
+    spot.timer = setTimeout(() => this.drop(key, spot), ms);
+    spot.timer.unref();
   }
 
   private drop(key: string, spot: Spot): void {
@@ -141,14 +158,13 @@ export class LongPolls {
     }
     const partial = end < list.length;
     const final = !page.continue && !partial;
-    const offset = partial
-      ? positionToken(cursors, path, binding, { previous: at.previous, skip: end })
-      : final
-        ? endToken(cursors, path, binding, at.previous)
-        : moved
-          ? positionToken(cursors, path, binding, { previous: page.next, skip: 0 })
-          : // a `next` that does not move: the position after these entries, never this one again
-            positionToken(cursors, path, binding, { previous: at.previous, skip: end });
+    // a `next` that does not move: the position after these entries, never this one again
+    const next: Position | undefined = final
+      ? undefined
+      : partial || !moved
+        ? { previous: at.previous, skip: end }
+        : { previous: page.next, skip: 0 };
+    const offset = next ? positionToken(cursors, path, binding, next) : endToken(cursors, path, binding, at.previous);
     let text = '{"list":[';
     for (let i = at.skip; i < end; i++) {
       if (i > at.skip) text += ',';
@@ -165,7 +181,16 @@ export class LongPolls {
     metrics.entriesEncoded.inc(end - at.skip);
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
     const until = Date.now() + (partial ? 0 : wait);
-    return { kind: 'batch', body, etag, offset, end: final, entries: end - at.skip, until };
+    return {
+      kind: 'batch',
+      body,
+      etag,
+      offset,
+      end: final,
+      entries: end - at.skip,
+      until,
+      ...(next && !partial ? { next } : {}),
+    };
   }
 
   private async run(scope: LongPollScope, previous: unknown): Promise<SagaResult> {
