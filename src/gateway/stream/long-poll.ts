@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { DEFAULT_LONG_POLL } from '../../config/settings.js';
 import { Cancel } from '../../core/cancel.js';
 import { toErrorInfo } from '../../core/errors.js';
 import type { Principal, SagaRequest, SagaResult } from '../../core/types.js';
@@ -20,6 +21,8 @@ import { entryData } from './writer.js';
  * - a poll that gives nothing new is **quiet**: the requests at that position are held until the
  *   feed's `wait` is over (at most `longPoll.hold` each) and answered 204, so a feed of any
  *   number of clients costs one run per position per `wait`, as one SSE stream does;
+ * - the position after a batch is polled once the feed's `wait` is over, not before: the
+ *   requests that come for it meanwhile wait for that poll (up to `hold`) and get its answer;
  * - a failed poll answers the requests waiting for it and is forgotten.
  * Spots are shared by requests whose polls are the same run (share.ts, the same key as poll
  * groups); under `share: off` each request polls alone. Offsets only move forward: a batch's next
@@ -78,8 +81,12 @@ export class LongPolls {
   private readonly polls = new Set<Cancel>();
   private runs = 0;
   private stopped = false;
+  private readonly sleeps = new Set<() => void>();
+  private readonly holdMs: number;
 
-  constructor(private readonly shared: StreamShared) {}
+  constructor(private readonly shared: StreamShared) {
+    this.holdMs = shared.settings.longPoll?.holdMs ?? DEFAULT_LONG_POLL.holdMs;
+  }
 
   /** Spots kept now (a test's view). */
   get size(): number {
@@ -92,24 +99,45 @@ export class LongPolls {
     const known = key === undefined ? undefined : this.spots.get(key);
     if (known) return known.ready;
     const ready = this.poll(scope, at);
-    if (key === undefined) return ready;
+    if (key !== undefined) this.register(key, scope, ready);
+    return ready;
+  }
+
+  /** Keep the spot of `key` until its answer stands no more, and prepare the position after a batch. */
+  private register(key: string, scope: LongPollScope, ready: Promise<Answer>): void {
     const spot: Spot = { ready };
     this.spots.set(key, spot);
     void ready.then((answer) => {
       // a batch or a quiet answer stands until the feed's wait is over; a failure is not kept
       this.keep(key, spot, answer);
-      // and the position after a batch is not polled before the wait is over either: one run
-      // per wait, as a stream's group makes; its requests until then are held and answered 204
-      if (answer.kind === 'batch' && answer.next !== undefined && answer.until > Date.now()) {
-        const after = pollKey(scope.base!, answer.next.previous) + '\n' + answer.next.skip;
-        if (this.spots.has(after)) return;
-        const quiet: Answer = { kind: 'quiet', offset: answer.offset, until: answer.until };
-        const pending: Spot = { ready: Promise.resolve(quiet) };
-        this.spots.set(after, pending);
-        this.keep(after, pending, quiet);
-      }
+      if (answer.kind !== 'batch' || answer.next === undefined || answer.until <= Date.now()) return;
+      // The position after a batch is not polled before the wait is over either (one run per
+      // wait, as a stream's group makes): its requests wait for the poll made then, and get its
+      // batch at once; past `hold` (a long wait), they are answered 204 at `hold` instead.
+      const after = pollKey(scope.base!, answer.next.previous) + '\n' + answer.next.skip;
+      if (this.spots.has(after) || this.stopped) return;
+      const quiet: Answer = { kind: 'quiet', offset: answer.offset, until: answer.until };
+      if (answer.until - Date.now() > this.holdMs) return this.register(after, scope, Promise.resolve(quiet));
+      const next = answer.next;
+      this.register(
+        after,
+        scope,
+        this.later(answer.until).then(() => (this.stopped ? quiet : this.poll(scope, next))),
+      );
     });
-    return ready;
+  }
+
+  /** Resolves at `until`, or at once when the gateway closes. */
+  private later(until: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.sleeps.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, until - Date.now());
+      this.sleeps.add(wake);
+    });
   }
 
   /** Keep `spot` until its answer's `until` (a failure: not at all). */
@@ -128,6 +156,7 @@ export class LongPolls {
   /** The gateway closes: abort the polls in flight, forget every spot. */
   stop(): void {
     this.stopped = true;
+    for (const wake of [...this.sleeps]) wake();
     for (const c of this.polls) c.abort();
     for (const [key, spot] of this.spots) this.drop(key, spot);
   }
