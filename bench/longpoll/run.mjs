@@ -5,7 +5,7 @@
 //                  gateway, events/s delivered; the SSE form's events/s with as many clients
 //   no cache       1,000 long-poll clients straight at the gateway: its CPU per delivered event,
 //                  against 1,000 SSE clients'
-/* global fetch, performance */
+/* global fetch, performance, clearTimeout */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { cpuMsOf, sleep, track } from '../lib/proc.mjs';
@@ -40,7 +40,7 @@ function run(script, args, onLine = () => {}) {
       }
     });
     child.stderr.on('data', (d) => (err = (err + d).slice(-2000)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
     child.once('exit', () => {
       clearTimeout(timer);
       if (last && !last.error && last.phase === undefined) resolve(last);
@@ -91,14 +91,30 @@ export async function longpoll(opts) {
   try {
     nginx = await startNginx(s.port, { connections: n + 100 });
     const feed = (base) => `${base}/api/stream/changes?wait=1000`;
-    const cached = await measure(s, LP, ['--url', feed(`http://127.0.0.1:${nginx.port}`), '--n', String(n), '--seconds', seconds]);
+    const cached = await measure(s, LP, [
+      '--url',
+      feed(`http://127.0.0.1:${nginx.port}`),
+      '--n',
+      String(n),
+      '--seconds',
+      seconds,
+    ]);
     opts.log(
       `  long-poll through nginx, ${n} clients: ${cached.runsPerSec.toFixed(2)} runs/s, ${cached.gatewayPerSec.toFixed(2)} requests/s at the gateway, ${Math.round(cached.eventsPerSec)} events/s, ${Math.round(cached.requestsPerSec)} requests/s at nginx, gateway CPU ${cached.cpuPercent.toFixed(0)}%`,
     );
     await nginx.stop();
     nginx = undefined;
     await sleep(2000);
-    const sseMany = await measure(s, SSE, ['--url', feed(s.base), '--n', String(n), '--seconds', seconds, '--warmup', '2']);
+    const sseMany = await measure(s, SSE, [
+      '--url',
+      feed(s.base),
+      '--n',
+      String(n),
+      '--seconds',
+      seconds,
+      '--warmup',
+      '2',
+    ]);
     opts.log(
       `  SSE, ${n} clients: ${sseMany.runsPerSec.toFixed(2)} runs/s, ${Math.round(sseMany.eventsPerSec)} events/s, ${sseMany.cpuUsPerEvent.toFixed(2)} µs CPU/event`,
     );
@@ -108,7 +124,16 @@ export async function longpoll(opts) {
       `  long-poll, no cache, 1,000 clients: ${Math.round(lpDirect.eventsPerSec)} events/s, ${lpDirect.cpuUsPerEvent.toFixed(2)} µs CPU/event, ${lpDirect.runsPerSec.toFixed(2)} runs/s`,
     );
     await sleep(2000);
-    const sseDirect = await measure(s, SSE, ['--url', feed(s.base), '--n', '1000', '--seconds', seconds, '--warmup', '2']);
+    const sseDirect = await measure(s, SSE, [
+      '--url',
+      feed(s.base),
+      '--n',
+      '1000',
+      '--seconds',
+      seconds,
+      '--warmup',
+      '2',
+    ]);
     opts.log(
       `  SSE, 1,000 clients: ${Math.round(sseDirect.eventsPerSec)} events/s, ${sseDirect.cpuUsPerEvent.toFixed(2)} µs CPU/event`,
     );
