@@ -275,3 +275,27 @@ test('long-poll: over maxPerClient held requests is 429; the held ones end when 
   for (const a of answers) assert.equal(a.status, 204);
   assert.ok(Date.now() - t0 < 5000, 'answered when the gateway closed');
 });
+
+test('long-poll: a feed nobody follows any more is not polled again', async () => {
+  const log = new LiveLog(10, 100);
+  log.length = 2;
+  const { base, close } = await startGateway(log.svc, publicAll);
+  try {
+    const a = await get(lp(base));
+    assert.equal(a.status, 200);
+    // the next position would be polled once the wait (100 ms) is over, but nobody asks for it
+    await delay(600);
+    assert.equal(log.svc.calls.length, 1, 'no run for a position nobody asked for');
+    // someone asks: it is polled, and a request during the wait gets that poll's answer
+    log.length = 3;
+    const b = await get(lp(base, a.body!.offset));
+    assert.deepEqual(b.body!.list, [{ n: 2 }]);
+    log.length = 4;
+    const c = await get(lp(base, b.body!.offset));
+    assert.equal(c.status, 200, 'held until the wait was over, then the batch (no 204 in between)');
+    assert.deepEqual(c.body!.list, [{ n: 3 }]);
+    assert.equal(log.svc.calls.length, 3);
+  } finally {
+    await close();
+  }
+});

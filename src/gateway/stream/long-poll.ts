@@ -70,6 +70,8 @@ export interface LongPollScope extends GroupScope {
 interface Spot {
   readonly ready: Promise<Answer>;
   timer?: NodeJS.Timeout;
+  /** a request came for it (a prepared poll runs only then: a feed nobody follows stops) */
+  wanted?: boolean;
 }
 
 /** The offset of the first position (as Durable Streams spells it): no offset at all, or `-1`. */
@@ -97,15 +99,17 @@ export class LongPolls {
   answer(scope: LongPollScope, at: Position): Promise<Answer> {
     const key = scope.base === undefined ? undefined : pollKey(scope.base, at.previous) + '\n' + at.skip;
     const known = key === undefined ? undefined : this.spots.get(key);
-    if (known) return known.ready;
+    if (known) {
+      known.wanted = true;
+      return known.ready;
+    }
     const ready = this.poll(scope, at);
     if (key !== undefined) this.register(key, scope, ready);
     return ready;
   }
 
   /** Keep the spot of `key` until its answer stands no more, and prepare the position after a batch. */
-  private register(key: string, scope: LongPollScope, ready: Promise<Answer>): void {
-    const spot: Spot = { ready };
+  private register(key: string, scope: LongPollScope, ready: Promise<Answer>, spot: Spot = { ready }): void {
     this.spots.set(key, spot);
     void ready.then((answer) => {
       // a batch or a quiet answer stands until the feed's wait is over; a failure is not kept
@@ -119,11 +123,13 @@ export class LongPolls {
       const quiet: Answer = { kind: 'quiet', offset: answer.offset, until: answer.until };
       if (answer.until - Date.now() > this.holdMs) return this.register(after, scope, Promise.resolve(quiet));
       const next = answer.next;
-      this.register(
-        after,
-        scope,
-        this.later(answer.until).then(() => (this.stopped ? quiet : this.poll(scope, next))),
+      // polled at `until` only when a request came for it meanwhile: a feed nobody follows stops
+      const prepared: { spot?: Spot } = {};
+      const ready = this.later(answer.until).then(() =>
+        this.stopped || !prepared.spot?.wanted ? quiet : this.poll(scope, next),
       );
+      prepared.spot = { ready };
+      this.register(after, scope, ready, prepared.spot);
     });
   }
 
