@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The benchmark suite: `npm run bench` (builds, then runs this file).
-//   node bench/run.mjs [--only oneshot,flow,sse,remote,load,schema] [--seconds 5] [--rounds 3]
+//   node bench/run.mjs [--only oneshot,flow,sse,longpoll,remote,load,schema] [--seconds 5] [--rounds 3]
 //                      [--connections 50] [--shared-clients 10000] [--no-write] [--pin]
 // --only runs some workloads; BENCHMARKS.md then keeps the other workloads' rows (and says which
 // run each row comes from) and replaces only the rows of those that ran.
@@ -19,7 +19,7 @@ import { ROOT } from './lib/servers.mjs';
 import { configureRuntime } from './lib/runtime.mjs';
 import { markdownRow, readSuiteSection, renderMarkdown, renderText } from './lib/table.mjs';
 
-const WORKLOADS = ['oneshot', 'flow', 'sse', 'remote', 'load', 'schema'];
+const WORKLOADS = ['oneshot', 'flow', 'sse', 'longpoll', 'remote', 'load', 'schema'];
 const { values } = parseArgs({
   options: {
     only: { type: 'string', default: WORKLOADS.join(',') },
@@ -65,6 +65,7 @@ const modules = {
   oneshot: () => import('./oneshot/run.mjs').then((m) => m.oneshot(opts)),
   flow: () => import('./flow/run.mjs').then((m) => m.flow(opts)),
   sse: () => import('./sse/run.mjs').then((m) => m.sse(opts)),
+  longpoll: () => import('./longpoll/run.mjs').then((m) => m.longpoll(opts)),
   remote: () => import('./remote/run.mjs').then((m) => m.remote(opts)),
   load: () => import('./load/run.mjs').then((m) => m.load(opts)),
   schema: () => import('./schema/run.mjs').then((m) => m.schema(opts)),

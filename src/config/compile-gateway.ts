@@ -5,7 +5,7 @@ import { parseDuration, parseSize } from '../core/units.js';
 import { compileApiRate, compileLimits, limitIssues } from './compile-limits.js';
 import { compileOpenApi } from './compile-openapi.js';
 import type { RawConfig } from './schema.js';
-import { DEFAULT_CONSOLE, DEFAULT_IDEMPOTENCY_SETTINGS, type GatewaySettings } from './settings.js';
+import { DEFAULT_CONSOLE, DEFAULT_IDEMPOTENCY_SETTINGS, DEFAULT_LONG_POLL, type GatewaySettings } from './settings.js';
 
 /**
  * `gateway` with its documented defaults (docs/gateway.md), and the checks of the gateway
@@ -72,6 +72,14 @@ export function compileGateway(raw: RawConfig, baseDir: string): GatewaySettings
       maxBuffered: Math.max(1, parseSize(s.maxBuffered) ?? 1024 * 1024),
       share: s.share ?? 'caller',
       ...(s.cursorKey !== undefined ? { cursorKey: s.cursorKey } : {}),
+      ...(s.maxLifetime !== undefined ? { maxLifetimeMs: ms(s.maxLifetime, 0) } : {}),
+      longPoll: {
+        holdMs: ms(s.longPoll?.hold, DEFAULT_LONG_POLL.holdMs),
+        maxAge: Math.round(ms(s.longPoll?.maxAge, DEFAULT_LONG_POLL.maxAge * 1000) / 1000),
+        staleWhileRevalidate: Math.round(
+          ms(s.longPoll?.staleWhileRevalidate, DEFAULT_LONG_POLL.staleWhileRevalidate * 1000) / 1000,
+        ),
+      },
     },
     limits: compileLimits(g.limits),
     ...(g.static !== undefined ? { static: resolve(baseDir, g.static) } : {}),

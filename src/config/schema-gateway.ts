@@ -200,6 +200,30 @@ export const GatewaySchema = Type.Object(
               description: 'HMAC key of SSE cursors, shared by gateway replicas; default a random key per process',
             }),
           ),
+          maxLifetime: Type.Optional(
+            DurationOf(
+              'close an SSE stream after this long, with a retry hint and a resumable id, so that ' +
+                'caches that collapse new requests take part; default off',
+            ),
+          ),
+          longPoll: Type.Optional(
+            Type.Object(
+              {
+                hold: Type.Optional(
+                  DurationOf(
+                    'longest hold of a long-poll request with nothing new (within the feed wait); default 20s',
+                  ),
+                ),
+                maxAge: Type.Optional(
+                  DurationOf('max-age of a cacheable long-poll answer (whole seconds); default 5s'),
+                ),
+                staleWhileRevalidate: Type.Optional(
+                  DurationOf('stale-while-revalidate of a cacheable long-poll answer (whole seconds); default 10s'),
+                ),
+              },
+              { ...strict, description: 'the long-poll form (?live=long-poll&offset=): holds and caching' },
+            ),
+          ),
         },
         { ...strict, description: 'the stream form (SSE): waits, heartbeat, limits, cursors' },
       ),

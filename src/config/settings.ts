@@ -111,7 +111,28 @@ export interface StreamSettings {
   share: ShareScope;
   /** HMAC key of cursor tokens; undefined = a random key per process */
   cursorKey?: string;
+  /** an SSE stream is closed after this long, with a retry hint and a resumable id; undefined = never */
+  maxLifetimeMs?: number;
+  /** the long-poll form (docs/streams.md#long-poll); optional in hand-made settings (defaults then) */
+  longPoll?: LongPollSettings;
 }
+
+/** `gateway.stream.longPoll`: how long-poll requests are held and how caches may keep their answers. */
+export interface LongPollSettings {
+  /** longest hold of a request with nothing new (within the feed's wait); default 20 s */
+  holdMs: number;
+  /** `max-age` of a cacheable answer, in seconds; default 5 */
+  maxAge: number;
+  /** `stale-while-revalidate` of a cacheable answer, in seconds; default 10 */
+  staleWhileRevalidate: number;
+}
+
+/** The defaults of `gateway.stream.longPoll`. */
+export const DEFAULT_LONG_POLL: Readonly<LongPollSettings> = Object.freeze({
+  holdMs: 20_000,
+  maxAge: 5,
+  staleWhileRevalidate: 10,
+});
 
 /** The defaults of `gateway.idempotency` (compile-gateway.ts fills them in). */
 export const DEFAULT_IDEMPOTENCY_SETTINGS: Readonly<IdempotencySettings> = Object.freeze({

@@ -79,3 +79,17 @@ test('only the canonical spelling of a tag is accepted (the spare bits of its la
     assert.equal(c.decode('/feed', 'alice', t).index, index);
   }
 });
+
+test('a start token names the start of a batch: its previous, no entry delivered; bound like the others', () => {
+  const c = new CursorCodec('a-key-of-16-chars-at-least');
+  const t = c.batch('/feed', 'anon', { at: 3 }).start();
+  assert.match(t, /\.s\./);
+  assert.deepEqual(c.decode('/feed', 'anon', t), { previous: { at: 3 }, index: -1, end: false });
+  assert.equal(c.encode('/feed', 'anon', { previous: { at: 3 }, index: -1, end: false }), t);
+  assert.throws(() => c.decode('/other', 'anon', t), /not valid/);
+  assert.throws(() => c.decode('/feed', 'jwt:x', t), /not valid/);
+  // the start tag is not the end tag: one cannot be turned into the other
+  const end = c.batch('/feed', 'anon', { at: 3 }).end();
+  assert.throws(() => c.decode('/feed', 'anon', t.replace('.s.', '.e.')), /not valid/);
+  assert.throws(() => c.decode('/feed', 'anon', end.replace('.e.', '.s.')), /not valid/);
+});

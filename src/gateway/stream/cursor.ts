@@ -8,14 +8,16 @@ import { SagawayError } from '../../core/errors.js';
  * produced, up to and including entry i". Resuming re-runs the saga with the same P and skips
  * entries 0..i, so an entry is neither lost nor repeated even when the connection broke in the
  * middle of a batch, provided the backend answers the same P with the same list. The end token
- * (`e`) marks a finished stream: presenting it again is answered 204.
+ * (`e`) marks a finished stream: presenting it again is answered 204. The start token (`s`) names
+ * the start of a batch, none of whose entries were delivered yet: the offset a long-poll answer
+ * gives after a complete batch (long-poll.ts), and the id a lifetime close leaves (member.ts).
  *
  * Format: `A.B.M` where A = base64url(JSON `{"p":P}`, or `{}` for the first batch), B = the
- * index in decimal or `e`, and M = a 128-bit tag, base64url. The batch key is
+ * index in decimal, `e` or `s`, and M = a 128-bit tag, base64url. The batch key is
  * K = HMAC-SHA256(key, "v2" path caller A), which binds every token to the saga path, the
  * caller and the batch, so a token is useless on another path or to another principal. Tags come
  * from HKDF-Expand(K): entry i's tag is the i-th 16-byte block of HKDF(K, info = "c" + i / 500)
- * and the end tag is HKDF(K, info = "e"); index and end marker are covered too. HKDF's output is
+ * and the end and start tags are HKDF(K, info = "e" / "s"); index and markers are covered too. HKDF's output is
  * a PRF of (K, info, position), and one native call yields the tags of up to 500 entries, instead
  * of one HMAC call per entry (which cost a third of the CPU of a busy stream). A is not secret
  * (it holds the backend's own cursor), only unforgeable.
@@ -24,7 +26,7 @@ import { SagawayError } from '../../core/errors.js';
 /** A decoded position. `previous` undefined = the first batch (no `previous` sent). */
 export interface CursorPosition {
   previous?: unknown;
-  /** index of the last delivered entry in its batch; -1 with `end` */
+  /** index of the last delivered entry in its batch; -1 with `end`, and for the start of a batch (`s`) */
   index: number;
   end: boolean;
 }
@@ -35,6 +37,8 @@ export interface BatchTokens {
   entry(index: number): string;
   /** the final token, for `event: end` */
   end(): string;
+  /** the token of the batch's start (none of its entries delivered): a long-poll offset, a lifetime close's id */
+  start(): string;
 }
 
 /** Longest token accepted. */
@@ -89,13 +93,14 @@ export class CursorCodec {
         return `${a}.${index}.${tags.subarray(TAG * at, TAG * (at + 1)).toString('base64url')}`;
       },
       end: () => `${a}.e.${CursorCodec.tags(k, 'e', 1).toString('base64url')}`,
+      start: () => `${a}.s.${CursorCodec.tags(k, 's', 1).toString('base64url')}`,
     };
   }
 
   /** A token for `position` (one-off; loops use `batch`). */
   encode(path: string, caller: string, position: CursorPosition): string {
     const b = this.batch(path, caller, position.previous, position.index + 1);
-    return position.end ? b.end() : b.entry(position.index);
+    return position.end ? b.end() : position.index < 0 ? b.start() : b.entry(position.index);
   }
 
   /** Decode a token presented on `path` by `caller`; INVALID_CURSOR when forged, foreign or malformed. */
@@ -106,14 +111,16 @@ export class CursorCodec {
     if (parts.length !== 3) throw bad();
     const [a, b, m] = parts as [string, string, string];
     const end = b === 'e';
-    if (a === '' || (!end && !INDEX.test(b))) throw bad();
-    const index = end ? -1 : Number(b);
+    const start = b === 's';
+    if (a === '' || (!end && !start && !INDEX.test(b))) throw bad();
+    const index = end || start ? -1 : Number(b);
     if (index > MAX_INDEX) throw bad();
     const k = this.batchKey(path, caller, a);
     const at = index % PER_CALL;
-    const expected = end
-      ? CursorCodec.tags(k, 'e', 1)
-      : CursorCodec.tags(k, `c${Math.floor(index / PER_CALL)}`, at + 1).subarray(TAG * at);
+    const expected =
+      end || start
+        ? CursorCodec.tags(k, b, 1)
+        : CursorCodec.tags(k, `c${Math.floor(index / PER_CALL)}`, at + 1).subarray(TAG * at);
     const tag = Buffer.from(m, 'base64url');
     if (tag.length !== TAG || !timingSafeEqual(tag, expected)) throw bad();
     // base64url leaves spare bits in the last character, and Node's decoder ignores them (and any

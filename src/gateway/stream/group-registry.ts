@@ -67,6 +67,12 @@ export class GroupRegistry<G extends Joinable> {
     return true;
   }
 
+  /** The group asleep until the poll `key`, which a stream whose next poll is `key` may join. */
+  asleep(key: string): G | undefined {
+    const g = this.waiting.get(key);
+    return g?.accepts() ? g : undefined;
+  }
+
   /** The other group asleep until the poll `key` that the members of `group` may move into. */
   sleeper(key: string, group: G): G | undefined {
     const other = this.waiting.get(key);

@@ -6,7 +6,7 @@ import { problemFor, type Problem } from '../http/helpers/problem.js';
 import { deliver, failAll } from './delivery.js';
 import { GroupRegistry, type GroupScope, type GroupStart } from './group-registry.js';
 import type { MemberHolder, StreamMember, StreamShared } from './member.js';
-import { endEvent, endToken, lazyEndToken, nextFits, readPage } from './page.js';
+import { endEvent, endToken, lazyEndToken, nextFits, positionToken, readPage } from './page.js';
 import { pollKey } from './share.js';
 import { waitFor } from './wait.js';
 import { formatEntries } from './writer.js';
@@ -48,13 +48,14 @@ export class PollGroups extends GroupRegistry<PollGroup> {
     super();
   }
 
-  /** Serve a new stream: join a first poll in flight when it has no cursor, else poll alone until it can join. */
+  /** Serve a new stream: join a first poll in flight, or a group asleep until its own next poll (maxLifetime's start token); else poll alone. */
   start(member: StreamMember, scope: GroupScope, start: GroupStart): void {
-    if (scope.base !== undefined && start.skip === 0 && start.previous === undefined) {
-      const live = this.firstPoll(scope.base);
+    if (scope.base !== undefined && start.skip === 0) {
+      const first = start.previous === undefined;
+      const live = first ? this.firstPoll(scope.base) : this.asleep(pollKey(scope.base, start.previous));
       if (live) {
-        // The poll it joins is the one its connect was checked for: the next one rechecks it.
-        member.fresh = false;
+        // The first poll it joins is the one its connect was checked for: the next one rechecks it.
+        if (first) member.fresh = false;
         live.add(member);
         return;
       }
@@ -83,6 +84,9 @@ export class PollGroup implements MemberHolder {
   private dueAt = 0;
   /** the run's own parameters come from the member that started the group */
   private readonly founder: StreamMember['spec'];
+  /** a batch is being written; members whose lifetime ends meanwhile wait in `expiring` */
+  private delivering = false;
+  private readonly expiring = new Set<StreamMember>();
 
   constructor(
     private readonly hub: PollGroups,
@@ -130,6 +134,23 @@ export class PollGroup implements MemberHolder {
       metrics.sharedGroups--;
       metrics.sharedMembers -= 2;
     } else if (n > 1) metrics.sharedMembers--;
+  }
+
+  /** A member's maxLifetime is over (member.ts): close it at its position, after the batch being written. */
+  expire(member: StreamMember): void {
+    this.expiring.add(member);
+    if (!this.delivering) this.closeExpired();
+  }
+
+  private closeExpired(): void {
+    if (this.expiring.size === 0) return;
+    const at = { previous: this.previous, skip: this.skip };
+    const token = positionToken(this.shared.cursors, this.scope.path, this.scope.binding, at);
+    for (const m of this.expiring) {
+      if (this.members.has(m)) m.closeForLifetime(token);
+      else if (!m.isClosed) m.group?.expire(m); // detached meanwhile: its own group knows its position
+    }
+    this.expiring.clear();
   }
 
   /** Stop the loop: abort the run in flight, clear the timer, unregister, stop the members left. Idempotent. */
@@ -210,6 +231,7 @@ export class PollGroup implements MemberHolder {
             'invalid stream wait ignored',
           ),
         );
+        this.closeExpired();
         if (this.settle()) return;
         const sleep = this.align(ms);
         this.graceUntil = Date.now() + Math.max(sleep, DRAIN_GRACE_MS);
@@ -275,6 +297,7 @@ export class PollGroup implements MemberHolder {
    * members still full. False when no member is left.
    */
   private async gate(): Promise<boolean> {
+    this.closeExpired();
     const due: StreamMember[] = [];
     for (const m of this.members) {
       if (m.fresh) m.fresh = false;
@@ -336,10 +359,15 @@ export class PollGroup implements MemberHolder {
    * `previous` produced) to every member (delivery.ts). A shared member without room for all of
    * it is detached at the first entry it did not get.
    */
-  private deliver(events: string[], previous: unknown, from: number, entries: number): Promise<void> {
-    return deliver(this.members, events, entries, this.shared.metrics, (m, written) =>
-      this.detach(m, previous, from + written, false),
-    );
+  private async deliver(events: string[], previous: unknown, from: number, entries: number): Promise<void> {
+    this.delivering = true;
+    try {
+      await deliver(this.members, events, entries, this.shared.metrics, (m, written) =>
+        this.detach(m, previous, from + written, false),
+      );
+    } finally {
+      this.delivering = false;
+    }
   }
 
   /** Send `problem` as `event: error` to every member, then end them. */

@@ -57,12 +57,18 @@ export interface MemberSpec {
 /** What a member's group must know when the member goes. */
 export interface MemberHolder {
   leave(member: StreamMember): void;
+  /** the member's `maxLifetime` is over: close it at its position, now or after the batch being written */
+  expire(member: StreamMember): void;
 }
+
+/** The reconnection delay a lifetime close suggests: soon, the stream is healthy. */
+export const LIFETIME_RETRY_MS = 500;
 
 /** A client's open stream. */
 export class StreamMember {
   private closed = false;
   private heartbeat: NodeJS.Timeout;
+  private lifetime?: NodeJS.Timeout;
   private stall?: NodeJS.Timeout;
   /** when a write left the socket full (epoch ms); undefined while it takes data */
   private fullSince: number | undefined;
@@ -79,6 +85,15 @@ export class StreamMember {
   ) {
     this.heartbeat = setTimeout(this.ping, shared.settings.heartbeatMs);
     shared.metrics.streamTimers++;
+    const life = shared.settings.maxLifetimeMs ?? 0;
+    if (life > 0) {
+      this.lifetime = setTimeout(() => {
+        this.lifetime = undefined;
+        shared.metrics.streamTimers--;
+        if (!this.closed) this.group?.expire(this);
+      }, life);
+      shared.metrics.streamTimers++;
+    }
     shared.registry.add(this);
     shared.metrics.activeStreams++;
     res.on('close', this.stop);
@@ -101,6 +116,11 @@ export class StreamMember {
     const { registry, metrics } = this.shared;
     clearTimeout(this.heartbeat);
     metrics.streamTimers--;
+    if (this.lifetime !== undefined) {
+      clearTimeout(this.lifetime);
+      this.lifetime = undefined;
+      metrics.streamTimers--;
+    }
     this.wake?.();
     registry.release(this.spec.client, this);
     metrics.activeStreams--;
@@ -160,6 +180,19 @@ export class StreamMember {
       ? formatEvent({ event: 'error', retry: ERROR_RETRY_MS, data })
       : formatEvent({ event: 'error', id: endToken(), data });
     this.write(text, 1, Buffer.byteLength(text));
+  }
+
+  /**
+   * The end of `maxLifetime`: an event without data (not dispatched, but it sets the client's last
+   * event id to `token`, the stream's position) and `retry`, then the end of the response. The
+   * browser reconnects after `retry` with that id and resumes where it was, through whatever
+   * cache or fan-out layer collapses new requests.
+   */
+  closeForLifetime(token: string): void {
+    const text = formatEvent({ id: token, retry: LIFETIME_RETRY_MS, data: '' }).replace('data: \n', '');
+    this.write(text, 0, Buffer.byteLength(text));
+    this.shared.metrics.lifetimeCloses.inc();
+    this.stop();
   }
 
   private readonly emptied = (): void => {

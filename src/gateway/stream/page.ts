@@ -46,6 +46,21 @@ export function endToken(cursors: CursorCodec, path: string, binding: string, pr
   return cursors.batch(path, binding, previous).end();
 }
 
+/**
+ * The token of a position: the start token of the batch `previous` makes when none of its
+ * entries were delivered (also for the first batch), else the token of the last delivered entry. A long-poll offset (long-poll.ts), and the id of a lifetime close
+ * (member.ts): the SSE form resumes from any of them.
+ */
+export function positionToken(
+  cursors: CursorCodec,
+  path: string,
+  binding: string,
+  at: { previous?: unknown; skip: number },
+): string {
+  const batch = cursors.batch(path, binding, at.previous, Math.max(1, at.skip));
+  return at.skip === 0 ? batch.start() : batch.entry(at.skip - 1);
+}
+
 /** endToken, computed at most once and only when asked for (most errors are retryable: no token). */
 export function lazyEndToken(cursors: CursorCodec, path: string, binding: string, previous: unknown): () => string {
   let end: string | undefined;

@@ -12,6 +12,8 @@ import type { InputChecks } from '../request/validate-input.js';
 import { StreamMember, type StreamShared } from './member.js';
 import { PollGroups } from './group.js';
 import { shareBase, shareBinding } from './share.js';
+import { isLongPoll, LONG_POLL_KEYS, LongPollRoute, type Audience } from './long-poll-route.js';
+import { cursorBinding } from '../../core/caller.js';
 
 /**
  * The stream form (`/api/stream/<path>`, DESIGN §7): checks that a saga serves the request (404,
@@ -39,10 +41,10 @@ export function clientOf(principal: Principal, ip: string): string {
   return callerKey(principal, ip);
 }
 
-function withoutGatewayKeys(query: Record<string, unknown>): Record<string, unknown> {
-  if (!GATEWAY_KEYS.some((k) => Object.hasOwn(query, k))) return query;
+function withoutGatewayKeys(query: Record<string, unknown>, keys = GATEWAY_KEYS): Record<string, unknown> {
+  if (!keys.some((k) => Object.hasOwn(query, k))) return query;
   const copy = { ...query };
-  for (const k of GATEWAY_KEYS) delete copy[k];
+  for (const k of keys) delete copy[k];
   return copy;
 }
 
@@ -59,6 +61,7 @@ export function streamHandler(ctx: GatewayContext, sagas: SagaRoutes, inputs?: I
     log: ctx.log,
   };
   const groups = new PollGroups(shared);
+  const longPoll = new LongPollRoute(ctx, shared);
 
   return async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const admitted = request.sagaway!;
@@ -90,6 +93,52 @@ export function streamHandler(ctx: GatewayContext, sagas: SagaRoutes, inputs?: I
     const share = api.settings.stream?.share ?? ctx.settings.stream.share;
     // Tokens are bound to the share scope: the caller, or the API for `all`.
     const caller = shareBinding(share, api.prefix, admitted.principal);
+
+    if (isLongPoll(rawQuery)) {
+      // The long-poll form (long-poll-route.ts): the same checks, one JSON answer per request.
+      const query = withoutGatewayKeys(rawQuery, LONG_POLL_KEYS);
+      const body = usesBody(request.method);
+      const input = body ? bodyInput(request.body) : query;
+      const invalid = inputs?.check(request, input);
+      if (invalid) return sendProblem(reply, invalid, { 'cache-control': 'private, no-store' });
+      const runner = api.settings.runner;
+      const base = shareBase({
+        share,
+        api: api.prefix,
+        principal: admitted.principal,
+        runner,
+        method: request.method,
+        path,
+        input,
+        query,
+        body,
+      });
+      // Who else may be served this answer by a cache: only callers who need no credential.
+      const audience: Audience =
+        !api.settings.public || request.method !== 'GET'
+          ? 'private'
+          : share === 'all'
+            ? 'public'
+            : share === 'caller' && cursorBinding(admitted.principal) === 'anon'
+              ? 'anon'
+              : 'private';
+      return longPoll.serve(request, reply, {
+        audience,
+        scope: {
+          runner,
+          method: request.method,
+          path,
+          input,
+          query,
+          binding: caller,
+          ...(base !== undefined ? { base } : {}),
+          anonymous: share === 'all',
+          requestId: request.id,
+          principal: admitted.principal,
+          client: clientOf(admitted.principal, request.ip),
+        },
+      });
+    }
 
     let start: CursorPosition | undefined;
     const header = request.headers['last-event-id'];

@@ -115,6 +115,8 @@ export class GatewayMetrics {
   readonly events = new PlainCounter();
   readonly bytes = new PlainCounter();
   readonly resumes = new PlainCounter();
+  /** SSE streams closed at gateway.stream.maxLifetime */
+  readonly lifetimeCloses = new PlainCounter();
   private readonly rejected = new LabelledCounter();
   /** stream poll groups running (a stream that shares with nobody is a group of one) */
   streamGroups = 0;
@@ -159,6 +161,12 @@ export class GatewayMetrics {
       ),
       collectable('sagaway_stream_bytes_total', 'bytes written to SSE streams', 'counter', plain(this.bytes)),
       collectable('sagaway_stream_resumes_total', 'streams resumed from a cursor', 'counter', plain(this.resumes)),
+      collectable(
+        'sagaway_stream_lifetime_closes_total',
+        'SSE streams closed at gateway.stream.maxLifetime (they resume with their id)',
+        'counter',
+        plain(this.lifetimeCloses),
+      ),
       collectable('sagaway_stream_groups', 'stream poll groups running (one saga run per poll each)', 'gauge', () => [
         { value: this.streamGroups, labels: {} },
       ]),

@@ -1,0 +1,135 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * An nginx cache in front of a gateway, for the long-poll tests and bench (issue 25): Debian's
+ * nginx (`.ci/run` installs it), started without root and without touching /etc or /var, on a
+ * free port of 127.0.0.1, with its own prefix, configuration, cache and logs in a temporary
+ * folder. Its `location /api/stream/` is the configuration docs/streams.md recommends.
+ */
+
+/** Where Debian's package puts nginx. */
+export const NGINX = '/usr/sbin/nginx';
+
+/** Whether nginx is installed. */
+export function hasNginx(): boolean {
+  return existsSync(NGINX);
+}
+
+/** The `location` block that caches and collapses long-poll requests (docs/streams.md#through-a-cache). */
+export function longPollLocation(upstream: string): string {
+  return `
+    location /api/stream/ {
+      proxy_pass http://${upstream};
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header X-Forwarded-For $remote_addr;
+      proxy_buffering on;
+      proxy_cache feeds;
+      proxy_cache_key $scheme$host$request_uri;
+      # one request per URL goes to the gateway; the others wait for its answer in the cache
+      proxy_cache_lock on;
+      # longer than the longest hold (gateway.stream.longPoll.hold), or waiters go to the gateway
+      proxy_cache_lock_timeout 60s;
+      proxy_cache_lock_age 60s;
+      proxy_cache_use_stale updating;
+      proxy_cache_background_update on;
+      proxy_read_timeout 90s;
+      add_header X-Cache $upstream_cache_status always;
+    }`;
+}
+
+/** An nginx process and its port. */
+export interface Nginx {
+  port: number;
+  dir: string;
+  /** the error log so far (for a failing test's message) */
+  errors(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** A free TCP port of 127.0.0.1 (the OS's choice, released for nginx to take). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function reachable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+  });
+}
+
+/** Start nginx caching `upstreamPort`'s `/api/stream/` (everything else is passed through). */
+export async function startNginx(upstreamPort: number, opts: { connections?: number } = {}): Promise<Nginx> {
+  const dir = await mkdtemp(join(tmpdir(), 'sagaway-nginx-'));
+  const port = await freePort();
+  const connections = opts.connections ?? 4096;
+  const conf = `
+${process.getuid?.() === 0 ? 'user root root;' : ''}
+worker_processes 1;
+worker_rlimit_nofile ${Math.min(connections + 1024, 20_000)};
+error_log ${dir}/error.log warn;
+events { worker_connections ${connections + 512}; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  keepalive_requests 100000;
+  proxy_cache_path ${dir}/cache levels=1:2 keys_zone=feeds:10m max_size=256m inactive=60s use_temp_path=off;
+  upstream gateway { server 127.0.0.1:${upstreamPort}; keepalive 64; }
+  server {
+    listen 127.0.0.1:${port};
+    ${longPollLocation('gateway')}
+    location / { proxy_pass http://gateway; }
+  }
+}
+`;
+  await writeFile(join(dir, 'nginx.conf'), conf);
+  const child: ChildProcess = spawn(
+    NGINX,
+    ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log'), '-g', `daemon off; pid ${dir}/nginx.pid;`],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const errors = async (): Promise<string> => stderr + (await readFile(join(dir, 'error.log'), 'utf8').catch(() => ''));
+  for (let i = 0; i < 100 && !(await reachable(port)); i++) {
+    if (child.exitCode !== null) throw new Error(`nginx did not start: ${await errors()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  if (!(await reachable(port))) throw new Error(`nginx did not listen on ${port}: ${await errors()}`);
+  return {
+    port,
+    dir,
+    errors,
+    stop: async () => {
+      if (child.exitCode === null) {
+        child.kill('SIGQUIT');
+        const t = setTimeout(() => child.kill('SIGKILL'), 3000);
+        await exited;
+        clearTimeout(t);
+      }
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
