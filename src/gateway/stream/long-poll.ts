@@ -240,6 +240,7 @@ export class LongPolls {
       query: scope.query,
       requestId: scope.requestId,
       runId: `${scope.requestId}.${++this.runs}`,
+      form: 'stream', // waits: a saga with a wait step refuses a poll (WAIT_NOT_STREAMABLE)
       // `all`: one run serves every caller, so it runs as nobody ($user and @.user are empty).
       user: scope.anonymous ? null : scope.principal,
       ...(scope.anonymous ? {} : { caller: scope.client }),
