@@ -102,6 +102,10 @@ export async function longpoll(opts) {
     opts.log(
       `  long-poll through nginx, ${n} clients: ${cached.runsPerSec.toFixed(2)} runs/s, ${cached.gatewayPerSec.toFixed(2)} requests/s at the gateway, ${Math.round(cached.eventsPerSec)} events/s, ${Math.round(cached.requestsPerSec)} requests/s at nginx, gateway CPU ${cached.cpuPercent.toFixed(0)}%`,
     );
+    // nginx's warnings (worker_connections, open files) say why a run of many clients stalls
+    const errors = (await nginx.errors()).trim().split('\n').filter(Boolean);
+    if (errors.length)
+      opts.log(`  nginx error log (${errors.length} lines, last 3):\n    ${errors.slice(-3).join('\n    ')}`);
     await nginx.stop();
     nginx = undefined;
     await sleep(2000);

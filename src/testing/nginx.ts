@@ -83,9 +83,9 @@ export async function startNginx(upstreamPort: number, opts: { connections?: num
   const conf = `
 ${process.getuid?.() === 0 ? 'user root root;' : ''}
 worker_processes 1;
-worker_rlimit_nofile ${Math.min(connections + 1024, 20_000)};
+worker_rlimit_nofile ${Math.min(connections + 4096, 20_000)};
 error_log ${dir}/error.log warn;
-events { worker_connections ${connections + 512}; }
+events { worker_connections ${connections + 2048}; }
 http {
   access_log off;
   client_body_temp_path ${dir}/body;
