@@ -62,7 +62,7 @@ function client(i, ready) {
   };
   const open = () => {
     buf = Buffer.alloc(0);
-    sock = connect({ host, port, localAddress: `127.0.0.${1 + (i % 8)}` });
+    sock = connect({ host, port, localAddress: `127.0.0.${1 + (i % Number(process.env.LP_SOURCES ?? 8))}` });
     sock.setNoDelay(true);
     sock.on('connect', () => {
       connected++;

@@ -76,7 +76,10 @@ function reachable(port: number): Promise<boolean> {
 }
 
 /** Start nginx caching `upstreamPort`'s `/api/stream/` (everything else is passed through). */
-export async function startNginx(upstreamPort: number, opts: { connections?: number } = {}): Promise<Nginx> {
+export async function startNginx(
+  upstreamPort: number,
+  opts: { connections?: number; upstreamLog?: boolean } = {},
+): Promise<Nginx> {
   const dir = await mkdtemp(join(tmpdir(), 'sagaway-nginx-'));
   const port = await freePort();
   const connections = opts.connections ?? 4096;
@@ -87,7 +90,12 @@ worker_rlimit_nofile ${Math.min(connections + 4096, 20_000)};
 error_log ${dir}/error.log warn;
 events { worker_connections ${connections + 2048}; }
 http {
-  access_log off;
+  ${
+    opts.upstreamLog
+      ? `log_format upstream '$msec $request_uri $upstream_cache_status $status $upstream_response_time';
+  access_log ${dir}/upstream.log upstream if=$upstream_addr;`
+      : 'access_log off;'
+  }
   client_body_temp_path ${dir}/body;
   proxy_temp_path ${dir}/proxy;
   fastcgi_temp_path ${dir}/fastcgi;
