@@ -21,16 +21,16 @@ export function hasNginx(): boolean {
 }
 
 /** The `location` block that caches and collapses long-poll requests (docs/streams.md#through-a-cache). */
-export function longPollLocation(upstream: string): string {
+export function longPollLocation(upstream: string, keySuffix = '', forwardedFor = '$remote_addr'): string {
   return `
     location /api/stream/ {
       proxy_pass http://${upstream};
       proxy_http_version 1.1;
       proxy_set_header Connection "";
-      proxy_set_header X-Forwarded-For $remote_addr;
+      proxy_set_header X-Forwarded-For ${forwardedFor};
       proxy_buffering on;
       proxy_cache feeds;
-      proxy_cache_key $scheme$host$request_uri;
+      proxy_cache_key $scheme$host$request_uri${keySuffix};
       # one request per URL goes to the gateway; the others wait for its answer in the cache
       proxy_cache_lock on;
       # longer than the longest hold (gateway.stream.longPoll.hold), or waiters go to the gateway
@@ -76,18 +76,37 @@ function reachable(port: number): Promise<boolean> {
 }
 
 /** Start nginx caching `upstreamPort`'s `/api/stream/` (everything else is passed through). */
-export async function startNginx(upstreamPort: number, opts: { connections?: number } = {}): Promise<Nginx> {
+export async function startNginx(
+  upstreamPort: number,
+  opts: {
+    connections?: number;
+    upstreamLog?: boolean;
+    /**
+     * Two tiers in one nginx (docs/streams.md#more-than-1000-clients-per-url): clients' requests
+     * are cached in 100 shards (by the last two digits of the client's port), whose misses go to
+     * a shield tier that caches on the URL alone and is the only one to reach the gateway. nginx
+     * lets one request in 1,024 of a URL past proxy_cache_lock; no shard or shield sees 1,024.
+     */
+    shield?: boolean;
+  } = {},
+): Promise<Nginx> {
   const dir = await mkdtemp(join(tmpdir(), 'sagaway-nginx-'));
   const port = await freePort();
+  const shieldPort = opts.shield ? await freePort() : undefined;
   const connections = opts.connections ?? 4096;
   const conf = `
 ${process.getuid?.() === 0 ? 'user root root;' : ''}
 worker_processes 1;
-worker_rlimit_nofile ${Math.min(connections + 1024, 20_000)};
+worker_rlimit_nofile ${Math.min(connections + 4096, 20_000)};
 error_log ${dir}/error.log warn;
-events { worker_connections ${connections + 512}; }
+events { worker_connections ${connections + 2048}; }
 http {
-  access_log off;
+  ${
+    opts.upstreamLog
+      ? `log_format upstream '$msec $request_uri $upstream_cache_status $status $upstream_response_time $upstream_addr';
+  access_log ${dir}/upstream.log upstream if=$upstream_addr;`
+      : 'access_log off;'
+  }
   client_body_temp_path ${dir}/body;
   proxy_temp_path ${dir}/proxy;
   fastcgi_temp_path ${dir}/fastcgi;
@@ -95,10 +114,21 @@ http {
   scgi_temp_path ${dir}/scgi;
   keepalive_requests 100000;
   proxy_cache_path ${dir}/cache levels=1:2 keys_zone=feeds:10m max_size=256m inactive=60s use_temp_path=off;
-  upstream gateway { server 127.0.0.1:${upstreamPort}; keepalive 64; }
+  upstream gateway { server 127.0.0.1:${upstreamPort}; keepalive 64; }${
+    shieldPort === undefined
+      ? ''
+      : `
+  map $remote_port $lp_shard { "~(?<lp_digits>[0-9]{1,2})$" $lp_digits; }
+  upstream shield { server 127.0.0.1:${shieldPort}; keepalive 256; }
+  server {
+    listen 127.0.0.1:${shieldPort};
+    ${longPollLocation('gateway', '', '$http_x_forwarded_for')}
+    location / { proxy_pass http://gateway; }
+  }`
+  }
   server {
     listen 127.0.0.1:${port};
-    ${longPollLocation('gateway')}
+    ${shieldPort === undefined ? longPollLocation('gateway') : longPollLocation('shield', '|$lp_shard')}
     location / { proxy_pass http://gateway; }
   }
 }

@@ -74,6 +74,19 @@ interface Spot {
   wanted?: boolean;
 }
 
+/**
+ * The end of the feed's current `wait` on a clock shared by every position: the next multiple of
+ * `wait` since the epoch. Polls of a feed then happen at the same instants whatever position
+ * asked, so clients who joined at different moments (each position's chain polls when its wait
+ * is over) reach the same saga `next` at the same tick and merge into one position, instead of
+ * each chain polling in its own phase forever: one run per wait for the feed, not one per chain.
+ * A chain's first wait is shorter than `wait` (up to the next tick), later ones `wait` less the
+ * poll's own time.
+ */
+export function nextTick(wait: number, now = Date.now()): number {
+  return wait > 0 ? Math.floor(now / wait) * wait + wait : now;
+}
+
 /** The offset of the first position (as Durable Streams spells it): no offset at all, or `-1`. */
 export const FIRST_OFFSET = '-1';
 
@@ -189,7 +202,7 @@ export class LongPolls {
       const offset = moved
         ? positionToken(cursors, path, binding, { previous: page.next, skip: 0 })
         : positionToken(cursors, path, binding, at);
-      return { kind: 'quiet', offset, until: Date.now() + wait };
+      return { kind: 'quiet', offset, until: nextTick(wait) };
     }
     const partial = end < list.length;
     const final = !page.continue && !partial;
@@ -215,7 +228,7 @@ export class LongPolls {
     }
     metrics.entriesEncoded.inc(end - at.skip);
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-    const until = Date.now() + (partial ? 0 : wait);
+    const until = partial ? Date.now() : nextTick(wait);
     return {
       kind: 'batch',
       body,
