@@ -52,9 +52,15 @@ test('the walk sees static imports: sagaway start loads fastify', () => {
   assert.ok(packagesOf('cli/start.js').has('fastify'));
 });
 
-test('sagaway validate loads neither the engine nor the wait stores and poller', () => {
+test('sagaway validate loads neither the engine, the wait stores and poller, nor unlisted handlers', () => {
   // the wait checks need only whether a saga waits (runner/waits/check.ts), not the host's waits
   const { modules } = graphOf('cli/validate.js');
-  for (const heavy of ['saga/engine.js', 'runner/waits/host-waits.js', 'states/waits/open.js'])
+  // and the built-in handlers its runners list are imported when it checks them (builtin-loaders.ts)
+  for (const heavy of [
+    'saga/engine.js',
+    'runner/waits/host-waits.js',
+    'states/waits/open.js',
+    'handlers/rest/index.js',
+  ])
     assert.ok(!modules.has(join(SRC, heavy)), `validate loads ${heavy}`);
 });
