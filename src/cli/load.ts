@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
 import { routeWarnings } from '../gateway/apis/route-check.js';
 import { shareAllUserReads } from '../gateway/stream/share-check.js';
-import { BUILTIN_HANDLERS } from '../handlers/index.js';
+import { listedBuiltinHandlers } from '../handlers/builtin-loaders.js';
 import { checkDistributed } from '../runner/check-distributed.js';
 import { checkHandlers } from '../runner/check-handlers.js';
 import { PACKAGE_ROOT } from './package-info.js';
@@ -31,7 +31,7 @@ export function loadChecked(file: string): Promise<LoadedConfig> {
       checkWaitJournals(settings, report); // waits:
       checkCallbackKey(settings, report); // waits:
       checkSignalHomes(settings, report); // waits:
-      await checkHandlers(settings, BUILTIN_HANDLERS, report);
+      await checkHandlers(settings, await listedBuiltinHandlers(settings), report);
       for (const w of routeWarnings(settings)) report(w.file, w.at, w.message, 'warning');
       for (const e of shareAllUserReads(settings)) report(e.file, e.at, e.message, 'error');
     },

@@ -7,7 +7,7 @@ import { SagawayError } from '../core/errors.js';
 import type { Principal, SagaResult } from '../core/types.js';
 import { parseDuration } from '../core/units.js';
 import type { Host } from '../runner/host.js';
-import { hasWaits } from '../runner/waits/host-waits.js';
+import { hasWaits } from '../runner/waits/check.js';
 import { TestClock } from '../testing/clock.js';
 
 /**

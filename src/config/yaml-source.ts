@@ -1,5 +1,6 @@
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import type { Document, Node } from 'yaml';
 import { quoteBareEnvTokens } from './env.js';
+import { YAML_PARSE_OPTIONS, yamlParser } from './yaml-script.js';
 
 /** A parsed YAML/JSON file that can tell where a value (or a key) stands. */
 export interface YamlSource {
@@ -14,11 +15,11 @@ const MAX_FILE = 4 * 1024 * 1024;
 
 /** Parse text (YAML or JSON) keeping positions. */
 export function parseYamlSource(file: string, text: string): YamlSource {
+  const { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument } = yamlParser();
   const lineCounter = new LineCounter();
   const doc = parseDocument(text.length > MAX_FILE ? '' : quoteBareEnvTokens(text), {
+    ...YAML_PARSE_OPTIONS,
     lineCounter,
-    prettyErrors: false,
-    uniqueKeys: true,
   });
   const pos = (offset: number) => {
     const p = lineCounter.linePos(offset);

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import type { Report } from '../../config/compile.js';
 import type { RunnerSettings, Settings, SqliteStateSettings } from '../../config/settings.js';
-import { hasWaits } from './host-waits.js';
 
 /**
  * A saga with a `wait` step needs a journal (issue 21): a parked run lives there and nowhere
@@ -10,6 +9,14 @@ import { hasWaits } from './host-waits.js';
  * process keeps a SQLite journal at `.sagaway/journal.db` next to the configuration, so that
  * the first example needs no database; a warning says where.
  */
+
+/**
+ * Whether one of a runner's sagas has a wait step. Here, not in host-waits.ts, so that
+ * `sagaway validate` (which runs these checks) does not load the wait stores, poller and engine.
+ */
+export function hasWaits(runner: RunnerSettings): boolean {
+  return runner.plans.some((saga) => [...saga.steps.values()].some((s) => s.type === 'wait'));
+}
 
 /** Alias and file of the journal `sagaway start` keeps for waits when none is named. */
 export const EMBEDDED_JOURNAL_ALIAS = 'sagaway_journal';

@@ -8,6 +8,7 @@ import type { WaitRunner } from './resume.js';
 import type { RunnerWaits } from './runner-hooks.js';
 import { CallbackTokens } from './tokens.js';
 import { WaitSignals } from './service.js';
+import { hasWaits } from './check.js';
 
 /**
  * The waits of one process (issue 21): one wait store per journal state that a runner with a
@@ -19,11 +20,6 @@ import { WaitSignals } from './service.js';
 /** The waits' clock: epoch ms. Tests move it (72 h in a millisecond). */
 export interface WaitClock {
   now(): number;
-}
-
-/** Whether one of a runner's sagas has a wait step. */
-export function hasWaits(runner: RunnerSettings): boolean {
-  return runner.plans.some((saga) => [...saga.steps.values()].some((s) => s.type === 'wait'));
 }
 
 /** The wait stores of a configuration's journals (runners with a wait step), by journal alias. */
