@@ -11,12 +11,12 @@ import { join } from 'node:path';
 import { cpuMsOf, sleep, track } from '../lib/proc.mjs';
 import { ROOT, sagawayStart } from '../lib/servers.mjs';
 
-const NOFILE = 20000;
-const LP = join(ROOT, 'bench', 'longpoll', 'clients.mjs');
-const SSE = join(ROOT, 'bench', 'sse', 'clients.mjs');
+export const NOFILE = 20000;
+export const LP = join(ROOT, 'bench', 'longpoll', 'clients.mjs');
+export const SSE = join(ROOT, 'bench', 'sse', 'clients.mjs');
 
 /** Run a load generator; `onLine` sees each JSON line; resolves with the last one. */
-function run(script, args, onLine = () => {}) {
+export function run(script, args, onLine = () => {}) {
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', `ulimit -n ${NOFILE} && exec "$0" "$@"`, process.execPath, script, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -55,7 +55,7 @@ async function metric(s, name) {
 }
 
 /** Run `script` against `url` with `n` clients, measuring the gateway `s` over the window. */
-async function measure(s, script, args) {
+export async function measure(s, script, args) {
   let t0;
   let c0;
   let p0;

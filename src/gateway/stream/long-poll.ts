@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_LONG_POLL } from '../../config/settings.js';
 import { Cancel } from '../../core/cancel.js';
-import { toErrorInfo } from '../../core/errors.js';
-import type { Principal, SagaRequest, SagaResult } from '../../core/types.js';
+import type { Principal, SagaResult } from '../../core/types.js';
 import { failureProblem } from '../request/outcome.js';
 import { problemFor, type Problem } from '../http/helpers/problem.js';
 import type { GroupScope } from './group-registry.js';
 import type { StreamShared } from './member.js';
 import { endToken, nextFits, positionToken, readPage } from './page.js';
+import { runStreamPoll } from './poll-run.js';
 import { canonicalJson, pollKey } from './share.js';
 import { waitFor } from './wait.js';
 import { entryData } from './writer.js';
@@ -242,35 +242,11 @@ export class LongPolls {
   }
 
   private async run(scope: LongPollScope, previous: unknown): Promise<SagaResult> {
-    const { service, metrics, timeoutMs } = this.shared;
     const cancel = new Cancel();
     this.polls.add(cancel);
-    const input = previous === undefined ? scope.input : { ...scope.input, previous };
-    const req: SagaRequest = {
-      method: scope.method,
-      path: scope.path,
-      input,
-      query: scope.query,
-      requestId: scope.requestId,
-      runId: `${scope.requestId}.${++this.runs}`,
-      form: 'stream', // waits: a saga with a wait step refuses a poll (WAIT_NOT_STREAMABLE)
-      // `all`: one run serves every caller, so it runs as nobody ($user and @.user are empty).
-      user: scope.anonymous ? null : scope.principal,
-      ...(scope.anonymous ? {} : { caller: scope.client }),
-      deadline: Date.now() + timeoutMs,
-      cancel,
-      get signal(): AbortSignal {
-        return cancel.signal;
-      },
-    };
-    metrics.polls.inc();
-    metrics.streamRuns++;
     try {
-      return await service.run(scope.runner, req);
-    } catch (err) {
-      return { outcome: 'FAIL', http: 500, error: toErrorInfo(err) };
+      return await runStreamPoll(this.shared, scope, scope, previous, `${scope.requestId}.${++this.runs}`, cancel);
     } finally {
-      metrics.streamRuns--;
       this.polls.delete(cancel);
     }
   }
