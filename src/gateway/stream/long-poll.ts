@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { OutgoingHttpHeaders } from 'node:http';
 import { DEFAULT_LONG_POLL } from '../../config/settings.js';
 import { Cancel } from '../../core/cancel.js';
 import type { Principal, SagaResult } from '../../core/types.js';
@@ -50,6 +51,8 @@ export type Answer =
       until: number;
       /** the position of `offset`, which is not polled before `until` (the feed's wait, as in the SSE form) */
       next?: Position;
+      /** its response headers per audience, built by the first request that writes it (long-poll-route.ts) */
+      heads?: Heads;
     }
   | {
       kind: 'quiet';
@@ -57,8 +60,13 @@ export type Answer =
       offset: string;
       /** when the feed's wait is over (epoch ms): requests are held until then, and it is their cursor */
       until: number;
+      /** its response headers per audience for the cursor `until`, built once (long-poll-route.ts) */
+      heads?: Heads;
     }
   | { kind: 'problem'; problem: Problem };
+
+/** Response headers of one answer, per audience that asked (`etag` also kept apart, for If-None-Match). */
+export type Heads = Partial<Record<'public' | 'anon' | 'private', { etag: string; headers: OutgoingHttpHeaders }>>;
 
 /** A feed as one request polls it: the group scope, and who runs it. */
 export interface LongPollScope extends GroupScope {
