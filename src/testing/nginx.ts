@@ -166,7 +166,11 @@ http {
     errors,
     stop: async () => {
       if (child.exitCode === null) {
-        child.kill('SIGQUIT');
+        // TERM (fast shutdown), not QUIT (graceful): a gracefully stopping worker outlives its
+        // master for as long as its cache-lock waiters and held upstream requests last (up to
+        // proxy_cache_lock_timeout), and keeps asking the gateway for positions nobody follows,
+        // which the next measurement on the same gateway counted as its own requests
+        child.kill('SIGTERM');
         const t = setTimeout(() => child.kill('SIGKILL'), 3000);
         await exited;
         clearTimeout(t);
