@@ -40,7 +40,8 @@ export function longPollLocation(
       proxy_cache_lock on;
       # 0, not the default 1: nginx counts the requests for a key not cached yet in a 10-bit field
       # that wraps to 0 every 1,024 requests, and at 0 < min_uses a request passes the lock to
-      # the gateway (uncached); with 0 no count is below it (docs/streams.md#through-a-cache)
+      # the gateway (uncached); with 0 no count is below it (docs/streams.md, "Past 1,023 waiting
+      # clients per URL")
       proxy_cache_min_uses ${minUses};
       # longer than the longest hold (gateway.stream.longPoll.hold), or waiters go to the gateway
       proxy_cache_lock_timeout 60s;
@@ -91,10 +92,9 @@ export async function startNginx(
     connections?: number;
     upstreamLog?: boolean;
     /**
-     * Two tiers in one nginx (docs/streams.md#more-than-1000-clients-per-url): clients' requests
-     * are cached in 100 shards (by the last two digits of the client's port), whose misses go to
-     * a shield tier that caches on the URL alone and is the only one to reach the gateway. nginx
-     * lets one request in 1,024 of a URL past proxy_cache_lock; no shard or shield sees 1,024.
+     * Two tiers in one nginx (docs/streams.md#two-tiers-a-shield): clients' requests are cached
+     * in 100 shards (by the last two digits of the client's port), whose misses go to a shield
+     * tier that caches on the URL alone and is the only one to reach the gateway.
      */
     shield?: boolean;
     /** proxy_cache_min_uses (default 0, see longPollLocation; 1 is nginx's default, for comparison) */
