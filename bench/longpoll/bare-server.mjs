@@ -8,6 +8,7 @@
 // its parser, ServerResponse and the socket write cost per request. PORT from the environment.
 //   GET /healthz            200
 //   GET /<anything>         held until the tick, then 200 with the tick's batch
+/* global Buffer */
 import { createServer } from 'node:http';
 import { since } from '../sse/feed.mjs';
 

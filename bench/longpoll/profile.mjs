@@ -23,18 +23,25 @@ const { values } = parseArgs({
 });
 const dir = mkdtempSync(join(tmpdir(), 'sagaway-lp-profile-'));
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
-const svc = await sagawayStart('bench/sse/sagaway.yaml', { nofile: NOFILE, nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir] });
+const svc = await sagawayStart('bench/sse/sagaway.yaml', {
+  nofile: NOFILE,
+  nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir],
+});
 let from;
 let cpu0;
 let r;
 let window;
 let cpu1;
 try {
-  r = await run(LP, ['--url', `${svc.base}/api/stream/changes?wait=1000`, '--n', values.n, '--seconds', values.seconds], (line) => {
-    if (line.phase !== 'measuring') return;
-    from = nowUs();
-    cpu0 = cpuSplitOf(svc.pid);
-  });
+  r = await run(
+    LP,
+    ['--url', `${svc.base}/api/stream/changes?wait=1000`, '--n', values.n, '--seconds', values.seconds],
+    (line) => {
+      if (line.phase !== 'measuring') return;
+      from = nowUs();
+      cpu0 = cpuSplitOf(svc.pid);
+    },
+  );
   window = [from, nowUs()];
   cpu1 = cpuSplitOf(svc.pid);
 } finally {

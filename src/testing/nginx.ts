@@ -21,12 +21,7 @@ export function hasNginx(): boolean {
 }
 
 /** The `location` block that caches and collapses long-poll requests (docs/streams.md#through-a-cache). */
-export function longPollLocation(
-  upstream: string,
-  keySuffix = '',
-  forwardedFor = '$remote_addr',
-  minUses = 0,
-): string {
+export function longPollLocation(upstream: string, keySuffix = '', forwardedFor = '$remote_addr', minUses = 0): string {
   return `
     location /api/stream/ {
       proxy_pass http://${upstream};

@@ -109,7 +109,9 @@ test('a remembered token decodes to a fresh position each time, and only where i
   // a token refused once stays refused (failures are not remembered as positions)
   bad(() => c.decode('/feed', 'bob', t));
   // more tokens than are remembered: the first ones are verified again, and still decode
-  const many = Array.from({ length: 1100 }, (_, i) => c.encode('/feed', 'alice', { previous: i, index: 0, end: false }));
+  const many = Array.from({ length: 1100 }, (_, i) =>
+    c.encode('/feed', 'alice', { previous: i, index: 0, end: false }),
+  );
   for (const token of many) c.decode('/feed', 'alice', token);
   assert.deepEqual(c.decode('/feed', 'alice', many[0]!), { previous: 0, index: 0, end: false });
 });
