@@ -109,8 +109,8 @@ export async function longpoll(opts) {
     await nginx.stop();
     nginx = undefined;
     await sleep(2000);
-    // the same behind two tiers (src/testing/nginx.ts's shield): no nginx cache key sees 1,024
-    // waiting requests, so its lock is not passed by the wrapping counter
+    // the same behind two tiers (src/testing/nginx.ts's shield; both runs with proxy_cache_min_uses
+    // 0, so that nginx's 10-bit uses counter wrapping every 1,024 requests does not pass its lock)
     nginx = await startNginx(s.port, { connections: n + 1000, shield: true });
     const shielded = await measure(s, LP, [
       '--url',
