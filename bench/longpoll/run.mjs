@@ -11,12 +11,12 @@ import { join } from 'node:path';
 import { cpuMsOf, sleep, track } from '../lib/proc.mjs';
 import { ROOT, sagawayStart } from '../lib/servers.mjs';
 
-const NOFILE = 20000;
-const LP = join(ROOT, 'bench', 'longpoll', 'clients.mjs');
-const SSE = join(ROOT, 'bench', 'sse', 'clients.mjs');
+export const NOFILE = 20000;
+export const LP = join(ROOT, 'bench', 'longpoll', 'clients.mjs');
+export const SSE = join(ROOT, 'bench', 'sse', 'clients.mjs');
 
 /** Run a load generator; `onLine` sees each JSON line; resolves with the last one. */
-function run(script, args, onLine = () => {}) {
+export function run(script, args, onLine = () => {}) {
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', `ulimit -n ${NOFILE} && exec "$0" "$@"`, process.execPath, script, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -55,7 +55,7 @@ async function metric(s, name) {
 }
 
 /** Run `script` against `url` with `n` clients, measuring the gateway `s` over the window. */
-async function measure(s, script, args) {
+export async function measure(s, script, args) {
   let t0;
   let c0;
   let p0;
@@ -109,8 +109,8 @@ export async function longpoll(opts) {
     await nginx.stop();
     nginx = undefined;
     await sleep(2000);
-    // the same behind two tiers (src/testing/nginx.ts's shield): no nginx cache key sees 1,024
-    // waiting requests, so its lock is not passed by the wrapping counter
+    // the same behind two tiers (src/testing/nginx.ts's shield; both runs with proxy_cache_min_uses
+    // 0, so that nginx's 10-bit uses counter wrapping every 1,024 requests does not pass its lock)
     nginx = await startNginx(s.port, { connections: n + 1000, shield: true });
     const shielded = await measure(s, LP, [
       '--url',

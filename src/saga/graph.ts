@@ -138,6 +138,8 @@ export interface CompiledSaga {
   readonly onFail: string | undefined;
   readonly start: StartStep;
   readonly steps: ReadonlyMap<string, CompiledStep>;
+  /** whether a step is a wait (the saga parks: not served on the stream form), found once here */
+  readonly waits: boolean;
   readonly raw: RawSaga;
 }
 
@@ -350,6 +352,7 @@ export function planSaga(
     onFail: saga.onFail?.saga,
     start,
     steps,
+    waits: saga.steps.some((s) => s.type === 'wait'),
     raw: saga,
   });
 }

@@ -116,12 +116,6 @@ export function planWait<M>(step: RawStep, planMeta: (raw: RawEventMeta) => M): 
  */
 export const signalSchemas = new SchemaCompiler();
 
-/** Whether a compiled saga has a wait step (it parks: not served on the stream form). */
-export function hasWaitStep(saga: { readonly steps: ReadonlyMap<string, { readonly type: string }> }): boolean {
-  for (const step of saga.steps.values()) if (step.type === 'wait') return true;
-  return false;
-}
-
 /**
  * The refusal of `/api/stream/<path>` for a saga with a wait step (WAIT_NOT_STREAMABLE, 400):
  * every poll of a stream is a run of its own, so each would park a new run and answer nothing.

@@ -21,7 +21,7 @@ export function hasNginx(): boolean {
 }
 
 /** The `location` block that caches and collapses long-poll requests (docs/streams.md#through-a-cache). */
-export function longPollLocation(upstream: string, keySuffix = '', forwardedFor = '$remote_addr'): string {
+export function longPollLocation(upstream: string, keySuffix = '', forwardedFor = '$remote_addr', minUses = 0): string {
   return `
     location /api/stream/ {
       proxy_pass http://${upstream};
@@ -33,6 +33,11 @@ export function longPollLocation(upstream: string, keySuffix = '', forwardedFor 
       proxy_cache_key $scheme$host$request_uri${keySuffix};
       # one request per URL goes to the gateway; the others wait for its answer in the cache
       proxy_cache_lock on;
+      # 0, not the default 1: nginx counts the requests for a key not cached yet in a 10-bit field
+      # that wraps to 0 every 1,024 requests, and at 0 < min_uses a request passes the lock to
+      # the gateway (uncached); with 0 no count is below it (docs/streams.md, "Past 1,023 waiting
+      # clients per URL")
+      proxy_cache_min_uses ${minUses};
       # longer than the longest hold (gateway.stream.longPoll.hold), or waiters go to the gateway
       proxy_cache_lock_timeout 60s;
       proxy_cache_lock_age 60s;
@@ -82,18 +87,20 @@ export async function startNginx(
     connections?: number;
     upstreamLog?: boolean;
     /**
-     * Two tiers in one nginx (docs/streams.md#more-than-1000-clients-per-url): clients' requests
-     * are cached in 100 shards (by the last two digits of the client's port), whose misses go to
-     * a shield tier that caches on the URL alone and is the only one to reach the gateway. nginx
-     * lets one request in 1,024 of a URL past proxy_cache_lock; no shard or shield sees 1,024.
+     * Two tiers in one nginx (docs/streams.md#two-tiers-a-shield): clients' requests are cached
+     * in 100 shards (by the last two digits of the client's port), whose misses go to a shield
+     * tier that caches on the URL alone and is the only one to reach the gateway.
      */
     shield?: boolean;
+    /** proxy_cache_min_uses (default 0, see longPollLocation; 1 is nginx's default, for comparison) */
+    minUses?: number;
   } = {},
 ): Promise<Nginx> {
   const dir = await mkdtemp(join(tmpdir(), 'sagaway-nginx-'));
   const port = await freePort();
   const shieldPort = opts.shield ? await freePort() : undefined;
   const connections = opts.connections ?? 4096;
+  const minUses = opts.minUses ?? 0;
   const conf = `
 ${process.getuid?.() === 0 ? 'user root root;' : ''}
 worker_processes 1;
@@ -122,13 +129,13 @@ http {
   upstream shield { server 127.0.0.1:${shieldPort}; keepalive 256; }
   server {
     listen 127.0.0.1:${shieldPort};
-    ${longPollLocation('gateway', '', '$http_x_forwarded_for')}
+    ${longPollLocation('gateway', '', '$http_x_forwarded_for', minUses)}
     location / { proxy_pass http://gateway; }
   }`
   }
   server {
     listen 127.0.0.1:${port};
-    ${shieldPort === undefined ? longPollLocation('gateway') : longPollLocation('shield', '|$lp_shard')}
+    ${shieldPort === undefined ? longPollLocation('gateway', '', '$remote_addr', minUses) : longPollLocation('shield', '|$lp_shard', '$remote_addr', minUses)}
     location / { proxy_pass http://gateway; }
   }
 }
@@ -154,7 +161,11 @@ http {
     errors,
     stop: async () => {
       if (child.exitCode === null) {
-        child.kill('SIGQUIT');
+        // TERM (fast shutdown), not QUIT (graceful): a gracefully stopping worker outlives its
+        // master for as long as its cache-lock waiters and held upstream requests last (up to
+        // proxy_cache_lock_timeout), and keeps asking the gateway for positions nobody follows,
+        // which the next measurement on the same gateway counted as its own requests
+        child.kill('SIGTERM');
         const t = setTimeout(() => child.kill('SIGKILL'), 3000);
         await exited;
         clearTimeout(t);

@@ -2,7 +2,7 @@ import type { RunnerSettings } from '../../config/settings.js';
 import { roleRefusal, roleRefusalDetail } from '../../core/roles.js';
 import type { Principal } from '../../core/types.js';
 import { RouteTable, type Routable } from '../../saga/routes.js';
-import { hasWaitStep, NOT_STREAMABLE } from '../../saga/wait-plan.js';
+import { NOT_STREAMABLE } from '../../saga/wait-plan.js';
 
 /**
  * The sagas of each runner as the gateway's configuration lists them, so that the stream form
@@ -14,7 +14,8 @@ import { hasWaitStep, NOT_STREAMABLE } from '../../saga/wait-plan.js';
 
 interface SagaRoute extends Routable {
   roles: readonly string[];
-  steps: ReadonlyMap<string, { readonly type: string }>;
+  /** whether the saga has a wait step (CompiledSaga.waits, found when the plan was compiled) */
+  waits: boolean;
 }
 
 /** Why no saga would serve a request. */
@@ -48,6 +49,6 @@ export class SagaRoutes {
     if (match.kind === 'method-not-allowed') return { code: 'METHOD_NOT_ALLOWED', allow: match.allow.join(', ') };
     const refused = roleRefusal(match.saga.roles, principal);
     if (refused) return { code: refused, detail: roleRefusalDetail(refused, match.saga.roles) };
-    return stream && hasWaitStep(match.saga) ? { code: 'WAIT_NOT_STREAMABLE', detail: NOT_STREAMABLE } : undefined;
+    return stream && match.saga.waits ? { code: 'WAIT_NOT_STREAMABLE', detail: NOT_STREAMABLE } : undefined;
   }
 }

@@ -93,3 +93,25 @@ test('a start token names the start of a batch: its previous, no entry delivered
   assert.throws(() => c.decode('/feed', 'anon', t.replace('.s.', '.e.')), /not valid/);
   assert.throws(() => c.decode('/feed', 'anon', end.replace('.e.', '.s.')), /not valid/);
 });
+
+test('a remembered token decodes to a fresh position each time, and only where it was verified', () => {
+  const c = new CursorCodec('0123456789abcdef-key');
+  const t = c.encode('/feed', 'alice', { previous: { page: 'x', n: [1, 2] }, index: 4, end: false });
+  const one = c.decode('/feed', 'alice', t);
+  // the caller owns what it got: changing it does not change what the next request decodes
+  (one.previous as { n: number[] }).n.push(3);
+  assert.deepEqual(c.decode('/feed', 'alice', t), { previous: { page: 'x', n: [1, 2] }, index: 4, end: false });
+  const bad = (fn: () => unknown) => assert.throws(fn, (e: { code?: string }) => e.code === 'INVALID_CURSOR');
+  // verified on /feed for alice: still refused on another path, for another caller, or changed
+  bad(() => c.decode('/other', 'alice', t));
+  bad(() => c.decode('/feed', 'bob', t));
+  bad(() => c.decode('/feed', 'alice', t.slice(0, -1) + (t.endsWith('A') ? 'B' : 'A')));
+  // a token refused once stays refused (failures are not remembered as positions)
+  bad(() => c.decode('/feed', 'bob', t));
+  // more tokens than are remembered: the first ones are verified again, and still decode
+  const many = Array.from({ length: 1100 }, (_, i) =>
+    c.encode('/feed', 'alice', { previous: i, index: 0, end: false }),
+  );
+  for (const token of many) c.decode('/feed', 'alice', token);
+  assert.deepEqual(c.decode('/feed', 'alice', many[0]!), { previous: 0, index: 0, end: false });
+});

@@ -1,12 +1,12 @@
 import { Cancel } from '../../core/cancel.js';
-import { toErrorInfo } from '../../core/errors.js';
-import type { SagaRequest, SagaResult } from '../../core/types.js';
+import type { SagaResult } from '../../core/types.js';
 import { failureProblem } from '../request/outcome.js';
 import { problemFor, type Problem } from '../http/helpers/problem.js';
 import { deliver, failAll } from './delivery.js';
 import { GroupRegistry, type GroupScope, type GroupStart } from './group-registry.js';
 import type { MemberHolder, StreamMember, StreamShared } from './member.js';
 import { endEvent, endToken, lazyEndToken, nextFits, positionToken, readPage } from './page.js';
+import { runStreamPoll } from './poll-run.js';
 import { pollKey } from './share.js';
 import { waitFor } from './wait.js';
 import { formatEntries } from './writer.js';
@@ -376,7 +376,6 @@ export class PollGroup implements MemberHolder {
   }
 
   private async runSaga(previous: unknown, skip: number): Promise<SagaResult> {
-    const { service, metrics, timeoutMs } = this.shared;
     const { scope, founder } = this;
     if (scope.base !== undefined && skip === 0 && previous === undefined) {
       const key = pollKey(scope.base, previous);
@@ -384,33 +383,9 @@ export class PollGroup implements MemberHolder {
     }
     const poll = new Cancel();
     this.poll = poll;
-    const input = previous === undefined ? scope.input : { ...scope.input, previous };
-    const req: SagaRequest = {
-      method: scope.method,
-      path: scope.path,
-      input,
-      query: scope.query,
-      requestId: founder.requestId,
-      // every poll is a run of its own: its idempotency keys must not collide with the last poll's
-      runId: `${founder.requestId}.${++this.runs}`,
-      form: 'stream', // waits: a saga with a wait step refuses a poll (WAIT_NOT_STREAMABLE)
-      // `all`: one run serves every caller, so it runs as nobody ($user and @.user are empty).
-      user: scope.anonymous ? null : founder.principal,
-      ...(scope.anonymous ? {} : { caller: founder.client }),
-      deadline: Date.now() + timeoutMs,
-      cancel: poll,
-      get signal(): AbortSignal {
-        return poll.signal;
-      },
-    };
-    metrics.polls.inc();
-    metrics.streamRuns++;
     try {
-      return await service.run(scope.runner, req);
-    } catch (err) {
-      return { outcome: 'FAIL', http: 500, error: toErrorInfo(err) };
+      return await runStreamPoll(this.shared, scope, founder, previous, `${founder.requestId}.${++this.runs}`, poll);
     } finally {
-      metrics.streamRuns--;
       if (this.poll === poll) this.poll = undefined;
       this.unregister();
     }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { LongPollSettings } from '../../config/settings.js';
 import { DEFAULT_LONG_POLL } from '../../config/settings.js';
@@ -71,19 +72,17 @@ export class LongPollRoute {
     const query = request.query as Record<string, unknown>;
     const offset = query['offset'];
     const cursor = query['cursor'];
-    const invalid = (detail: string) =>
-      sendProblem(reply, problemFor('INVALID_CURSOR', request.id, detail), { 'cache-control': 'private, no-store' });
     if (cursor !== undefined && (typeof cursor !== 'string' || !CURSOR.test(cursor)))
-      return invalid('the cursor is not one this gateway gave');
+      return invalid(request, reply, 'the cursor is not one this gateway gave');
     let at: Position = { skip: 0 };
     if (offset !== undefined && offset !== '' && offset !== FIRST_OFFSET) {
-      if (typeof offset !== 'string') return invalid('one offset, please');
+      if (typeof offset !== 'string') return invalid(request, reply, 'one offset, please');
       try {
         const p = ctx.cursors.decode(scope.path, scope.binding, offset);
         if (p.end) return this.write(request, reply, lp, finished(offset), 0);
         at = { ...(p.previous !== undefined ? { previous: p.previous } : {}), skip: p.index + 1 };
       } catch (err) {
-        if (err instanceof SagawayError) return invalid('the stream offset is not valid here');
+        if (err instanceof SagawayError) return invalid(request, reply, 'the stream offset is not valid here');
         throw err;
       }
     }
@@ -92,7 +91,7 @@ export class LongPollRoute {
       ctx.metrics.reject(refusal);
       return sendProblem(reply, problemFor(refusal, request.id), {
         'retry-after': '5',
-        'cache-control': 'private, no-store',
+        ...PRIVATE,
       });
     }
     const arrived = Date.now();
@@ -124,6 +123,12 @@ export class LongPollRoute {
     });
   }
 
+  /**
+   * Write `answer` in one go: its headers are built once per answer and audience and shared by
+   * every request that gets it (only the request's own ones, X-Request-Id and the like, are
+   * added), and the response goes out as one `writeHead` + `end` of the prebuilt body, around
+   * fastify's send (its onResponse hooks still count and log the request: they run on 'finish').
+   */
   private write(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -131,32 +136,78 @@ export class LongPollRoute {
     answer: Answer,
     cursor: number,
   ): FastifyReply {
+    if (answer.kind === 'problem') return sendProblem(reply, answer.problem, PRIVATE);
     const { metrics } = this.ctx;
-    if (answer.kind === 'problem') return sendProblem(reply, answer.problem, { 'cache-control': 'private, no-store' });
-    reply.headers(this.cacheHeaders(lp.audience));
-    reply.header('stream-next-offset', answer.offset);
     metrics.memberPolls.inc();
+    let head: { etag: string; headers: OutgoingHttpHeaders };
+    let status: number;
+    let body: Buffer | undefined;
     if (answer.kind === 'quiet') {
       // strictly above the request's own cursor: the next URL is never this one
-      const next = String(Math.max(answer.until, cursor + 1));
-      const etag = `"${createHash('sha256').update(`${answer.offset}\n${next}`).digest('base64url').slice(0, 27)}"`;
-      reply.header('stream-cursor', next).header('etag', etag);
-      if (request.headers['if-none-match'] === etag) return reply.code(304).send();
-      return reply.code(204).send();
+      const next = Math.max(answer.until, cursor + 1);
+      head =
+        next === answer.until
+          ? ((answer.heads ??= {})[lp.audience] ??= this.quietHead(answer.offset, next, lp.audience))
+          : this.quietHead(answer.offset, next, lp.audience);
+      status = request.headers['if-none-match'] === head.etag ? 304 : 204;
+    } else {
+      head = (answer.heads ??= {})[lp.audience] ??= this.batchHead(answer, lp.audience);
+      if (request.headers['if-none-match'] === head.etag) status = 304;
+      else {
+        status = 200;
+        body = answer.body;
+        metrics.entriesWritten.inc(answer.entries);
+      }
     }
-    if (answer.end) reply.header('stream-closed', 'true');
-    reply.header('etag', answer.etag);
-    if (request.headers['if-none-match'] === answer.etag) return reply.code(304).send();
-    metrics.entriesWritten.inc(answer.entries);
-    return reply.code(200).type('application/json; charset=utf-8').send(answer.body);
+    reply.hijack();
+    const headers = Object.assign(reply.getHeaders() as OutgoingHttpHeaders, head.headers);
+    if (body === undefined) {
+      // a 204 or 304 has no body: no content headers
+      delete headers['content-type'];
+      delete headers['content-length'];
+    }
+    reply.raw.writeHead(status, headers);
+    reply.raw.end(body);
+    return reply;
+  }
+
+  private quietHead(offset: string, next: number, audience: Audience): { etag: string; headers: OutgoingHttpHeaders } {
+    const etag = `"${createHash('sha256').update(`${offset}\n${next}`).digest('base64url').slice(0, 27)}"`;
+    return {
+      etag,
+      headers: { ...this.cacheHeaders(audience), 'stream-next-offset': offset, 'stream-cursor': String(next), etag },
+    };
+  }
+
+  private batchHead(
+    answer: Extract<Answer, { kind: 'batch' }>,
+    audience: Audience,
+  ): { etag: string; headers: OutgoingHttpHeaders } {
+    const headers: OutgoingHttpHeaders = {
+      ...this.cacheHeaders(audience),
+      'stream-next-offset': answer.offset,
+      ...(answer.end ? { 'stream-closed': 'true' } : {}),
+      etag: answer.etag,
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(answer.body.length),
+    };
+    return { etag: answer.etag, headers };
   }
 
   private cacheHeaders(audience: Audience): Record<string, string> {
-    if (audience === 'private') return { 'cache-control': 'private, no-store' };
+    if (audience === 'private') return PRIVATE;
     const { maxAge, staleWhileRevalidate } = this.settings;
     const cc = `public, max-age=${maxAge}, stale-while-revalidate=${staleWhileRevalidate}`;
     return audience === 'anon' ? { 'cache-control': cc, vary: 'Authorization, Cookie' } : { 'cache-control': cc };
   }
+}
+
+/** The Cache-Control of every answer that is not for everyone, and of every problem. */
+const PRIVATE = Object.freeze({ 'cache-control': 'private, no-store' });
+
+/** 400 INVALID_CURSOR, never cached. */
+function invalid(request: FastifyRequest, reply: FastifyReply, detail: string): FastifyReply {
+  return sendProblem(reply, problemFor('INVALID_CURSOR', request.id, detail), PRIVATE);
 }
 
 /** The answer at a finished feed's final offset: nothing, and the feed says it ended. */

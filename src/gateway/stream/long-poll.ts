@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
+import type { OutgoingHttpHeaders } from 'node:http';
 import { DEFAULT_LONG_POLL } from '../../config/settings.js';
 import { Cancel } from '../../core/cancel.js';
-import { toErrorInfo } from '../../core/errors.js';
-import type { Principal, SagaRequest, SagaResult } from '../../core/types.js';
+import type { Principal, SagaResult } from '../../core/types.js';
 import { failureProblem } from '../request/outcome.js';
 import { problemFor, type Problem } from '../http/helpers/problem.js';
 import type { GroupScope } from './group-registry.js';
 import type { StreamShared } from './member.js';
 import { endToken, nextFits, positionToken, readPage } from './page.js';
+import { runStreamPoll } from './poll-run.js';
 import { canonicalJson, pollKey } from './share.js';
 import { waitFor } from './wait.js';
 import { entryData } from './writer.js';
@@ -50,6 +51,8 @@ export type Answer =
       until: number;
       /** the position of `offset`, which is not polled before `until` (the feed's wait, as in the SSE form) */
       next?: Position;
+      /** its response headers per audience, built by the first request that writes it (long-poll-route.ts) */
+      heads?: Heads;
     }
   | {
       kind: 'quiet';
@@ -57,8 +60,13 @@ export type Answer =
       offset: string;
       /** when the feed's wait is over (epoch ms): requests are held until then, and it is their cursor */
       until: number;
+      /** its response headers per audience for the cursor `until`, built once (long-poll-route.ts) */
+      heads?: Heads;
     }
   | { kind: 'problem'; problem: Problem };
+
+/** Response headers of one answer, per audience that asked (`etag` also kept apart, for If-None-Match). */
+export type Heads = Partial<Record<'public' | 'anon' | 'private', { etag: string; headers: OutgoingHttpHeaders }>>;
 
 /** A feed as one request polls it: the group scope, and who runs it. */
 export interface LongPollScope extends GroupScope {
@@ -242,35 +250,11 @@ export class LongPolls {
   }
 
   private async run(scope: LongPollScope, previous: unknown): Promise<SagaResult> {
-    const { service, metrics, timeoutMs } = this.shared;
     const cancel = new Cancel();
     this.polls.add(cancel);
-    const input = previous === undefined ? scope.input : { ...scope.input, previous };
-    const req: SagaRequest = {
-      method: scope.method,
-      path: scope.path,
-      input,
-      query: scope.query,
-      requestId: scope.requestId,
-      runId: `${scope.requestId}.${++this.runs}`,
-      form: 'stream', // waits: a saga with a wait step refuses a poll (WAIT_NOT_STREAMABLE)
-      // `all`: one run serves every caller, so it runs as nobody ($user and @.user are empty).
-      user: scope.anonymous ? null : scope.principal,
-      ...(scope.anonymous ? {} : { caller: scope.client }),
-      deadline: Date.now() + timeoutMs,
-      cancel,
-      get signal(): AbortSignal {
-        return cancel.signal;
-      },
-    };
-    metrics.polls.inc();
-    metrics.streamRuns++;
     try {
-      return await service.run(scope.runner, req);
-    } catch (err) {
-      return { outcome: 'FAIL', http: 500, error: toErrorInfo(err) };
+      return await runStreamPoll(this.shared, scope, scope, previous, `${scope.requestId}.${++this.runs}`, cancel);
     } finally {
-      metrics.streamRuns--;
       this.polls.delete(cancel);
     }
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { hasWaitStep, NOT_STREAMABLE } from '../../saga/wait-plan.js';
+import { NOT_STREAMABLE } from '../../saga/wait-plan.js';
 import type { ApiSettings, RunnerSettings, Settings, StreamBindingSettings } from '../../config/settings.js';
 import { Cancel, type Cancellable } from '../../core/cancel.js';
 import { callerKey } from '../../core/caller.js';
@@ -160,8 +160,7 @@ export class Runner {
     const denied = authorize(saga, req.user);
     if (denied) return Promise.resolve(denied);
     // waits: a stream's polls would each park a new run (the gateway refuses it first when it knows the saga)
-    if (req.form === 'stream' && hasWaitStep(saga))
-      return Promise.resolve(reject('WAIT_NOT_STREAMABLE', NOT_STREAMABLE));
+    if (req.form === 'stream' && saga.waits) return Promise.resolve(reject('WAIT_NOT_STREAMABLE', NOT_STREAMABLE));
     const input: Record<string, unknown> = { ...req.input, ...params };
     const context: RequestContext = {
       request: { method: req.method, path: req.path, id: req.requestId, query: req.query },
