@@ -18,13 +18,18 @@ class LazyChild {
   private made: FastifyBaseLogger | undefined;
 
   constructor(
-    private readonly parent: FastifyBaseLogger,
+    private readonly parent: FastifyBaseLogger | LazyChild,
     private readonly bindings: Bindings,
     private readonly options: ChildLoggerOptions,
   ) {}
 
-  private get real(): FastifyBaseLogger {
-    return (this.made ??= this.parent.child(this.bindings, this.options));
+  /** The pino child (and its parents', when they are lazy too), made now if not yet. */
+  get real(): FastifyBaseLogger {
+    if (this.made === undefined) {
+      const parent = this.parent instanceof LazyChild ? this.parent.real : this.parent;
+      this.made = parent.child(this.bindings, this.options);
+    }
+    return this.made;
   }
 
   get level(): string {
@@ -67,8 +72,9 @@ class LazyChild {
     return (this.real as unknown as Logger).isLevelEnabled(level);
   }
 
+  // fastify's plugins get a child of the root, and each request a child of its plugin's: lazy too
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
-    return this.real.child(bindings, options);
+    return new LazyChild(this, bindings, options ?? {}) as unknown as FastifyBaseLogger;
   }
 }
 
