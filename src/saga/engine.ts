@@ -7,13 +7,12 @@ import type { RunSpan, StepSpan } from '../core/otel.js';
 import type { Lineage } from '../core/lineage.js';
 import type { EngineDeps } from './deps.js';
 import { conditionStep, transformStep, type StepOutcome } from './expression-steps.js';
-import { abortedResult, CALLER_GONE, failed, failStepError } from './failures.js';
+import { abortedResult, CALLER_GONE, failed, failStepError, TIMED_OUT } from './failures.js';
 import { type CompiledSaga, type CompiledStep, type EventStep, type SuccessStep } from './graph.js';
 import { selectLink } from './links.js';
 import { endStepSpan, traceStep, traceTries } from './trace-step.js';
 import { responseOf, writeEventOutput, writeParsedOutput } from './payload.js';
 import { realClock } from './retry.js';
-import { arm, leave } from './deadlines.js';
 import { suspendRun, type SuspendHook } from './suspend.js';
 import { sendWithRetry } from './send.js';
 import { MAX_UNDO_BYTES, register, unwind, type Registration, type UnwindJournal, type UnwindState } from './unwind.js';
@@ -87,8 +86,7 @@ export async function runSaga(deps: EngineDeps, run: SagaRun): Promise<SagaResul
   }
   const cancel = new Cancel();
   const remaining = run.deadline - (deps.clock ?? realClock).now();
-  // TIMEOUT at the deadline: a slot shared with the runs that end about then (deadlines.ts)
-  const slot = arm(cancel, remaining);
+  const timer = setTimeout(() => cancel.abort(TIMED_OUT), Math.max(0, remaining));
   const unlink = run.cancel?.onAbort(() => cancel.abort(CALLER_GONE));
   const progress = run.resume?.progress;
   const state: RunState = {
@@ -118,7 +116,7 @@ export async function runSaga(deps: EngineDeps, run: SagaRun): Promise<SagaResul
       result = failed(run.saga, runId, toErrorInfo(err));
     }
   } finally {
-    leave(slot, cancel);
+    clearTimeout(timer);
     unlink?.();
   }
   if (result.outcome !== 'FAIL' && result.outcome !== 'TIMEOUT') return result;
