@@ -393,7 +393,8 @@ export class Runner {
     // A local event whose action answers at once is answered at once (executeNow): the engine
     // goes on to the next step in the same tick.
     if (event.stream === 'local') {
-      if (event.trace !== undefined && tracing.current !== undefined) return tracedExecute(this, event, undefined, cancel);
+      if (event.trace !== undefined && tracing.current !== undefined)
+        return tracedExecute(this, event, undefined, cancel);
       return executeNow(this.executor, event, undefined, cancel);
     }
     return this.deps.route(event, cancel);
