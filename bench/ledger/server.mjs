@@ -85,9 +85,11 @@ async function assemble() {
   const { parseQuery } = await dist('gateway/request/input.js');
   const { handleClientError, handleFrameworkError } = await dist('gateway/http/helpers/errors.js');
   const limits = gw.limits;
+  const { requestLoggers } = await dist('gateway/http/helpers/request-logger.js');
   const app = has('options')
     ? Fastify({
-        loggerInstance: log,
+        // request.log made at its first use, as src/gateway/server.ts
+        loggerInstance: requestLoggers(log),
         logController: new LogController({ disableRequestLogging: true }),
         bodyLimit: limits.bodyLimit,
         requestIdHeader: false,
@@ -151,17 +153,20 @@ async function assemble() {
     const { RateLimiter } = await dist('gateway/http/helpers/rate-limit.js');
     rate = await RateLimiter.create(limits, gw.apis, app.log);
   }
-  const onRequest = [
-    admitter(ctx, 'request', rate ? (req, rep, api, send) => rate.refused(req, rep, api, send) : undefined),
-  ];
-  if (rate) onRequest.push(rate.hook);
-  onRequest.push((request, reply, done) => {
+  const requireJson = (request, reply, done) => {
     if (usesBody(request.method) && !isJsonContentType(request.headers['content-type'])) {
       sendProblem(reply, problemFor('UNSUPPORTED_MEDIA_TYPE', request.id, 'the body must be sent as application/json'));
       return;
     }
     done();
-  });
+  };
+  // one onRequest hook, the later checks its continuation (src/gateway/forms/plugins.ts)
+  const onRequest = admitter(
+    ctx,
+    'request',
+    rate ? (req, rep, api, send) => rate.refused(req, rep, api, send) : undefined,
+    rate ? rate.followedBy(requireJson) : requireJson,
+  );
   let keys;
   if (has('keys')) {
     const { openIdempotencyKeys } = await dist('gateway/request/idempotency-key.js');
@@ -217,8 +222,9 @@ function onResponseHook(metrics, correlationIdOf) {
       metrics.observeRequest('request', request.apiLabel, reply.statusCode, reply.elapsedTime / 1000);
     if (logRequests) {
       const q = request.url.indexOf('?');
-      request.log.info(
+      log.info(
         {
+          reqId: request.id,
           method: request.method,
           path: q < 0 ? request.url : request.url.slice(0, q),
           status: reply.statusCode,

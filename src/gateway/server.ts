@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Settings } from '../config/settings.js';
 import type { TraceSource } from '../core/trace.js';
 import { registerConsole } from './console/routes.js';
@@ -35,6 +35,7 @@ import { withoutToken } from './waits/callback-page.js'; // waits:
 import type { WaitService } from '../core/waits.js'; // waits:
 import { tracing } from '../core/otel.js';
 import { traceRequests } from './http/helpers/tracing.js';
+import { requestLoggers } from './http/helpers/request-logger.js';
 import type { RunAdmin } from '../core/runs.js';
 import { registerRunRoutes } from './runs/routes.js';
 
@@ -101,7 +102,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const settings = options.settings.gateway;
   const limits = settings.limits;
   const app = Fastify({
-    loggerInstance: options.log as unknown as FastifyBaseLogger,
+    // request.log is made at its first use (request-logger.ts): most requests never log.
+    loggerInstance: requestLoggers(options.log),
     // Fastify's own request lines include the URL with its query (access_token): we log our own.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: settings.limits.bodyLimit,
@@ -188,9 +190,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       metrics.observeRequest(routeLabel(request), request.apiLabel, reply.statusCode, reply.elapsedTime / 1000);
     if (logRequests) {
       const q = request.url.indexOf('?');
-      // The query is never logged: it may hold access_token.
-      request.log.info(
+      // The query is never logged: it may hold access_token. Written by the parent logger with the
+      // request id first, the line request.log would write, without making the request's child.
+      options.log.info(
         {
+          reqId: request.id,
           method: request.method,
           path: withoutToken(q < 0 ? request.url : request.url.slice(0, q)), // waits: a callback token is a capability
           status: reply.statusCode,

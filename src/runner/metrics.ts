@@ -45,17 +45,61 @@ export function runnerMetrics(registry: Registry): ServeObserver {
   };
 }
 
+interface TryCount {
+  readonly labels: { saga: string; step: string; status: string; retry: 'true' | 'false' };
+  /** tries not yet handed to prom-client */
+  pending: number;
+}
+
+/** Tries counted by saga, step, status and retry, in nested maps (no key string per try). */
+class TryCounts {
+  private readonly bySaga = new Map<string, Map<string, Map<string, [TryCount?, TryCount?]>>>();
+  private readonly all: TryCount[] = [];
+
+  add(saga: string, step: string, status: string, retry: boolean): void {
+    let bySteps = this.bySaga.get(saga);
+    if (bySteps === undefined) this.bySaga.set(saga, (bySteps = new Map()));
+    let byStatus = bySteps.get(step);
+    if (byStatus === undefined) bySteps.set(step, (byStatus = new Map()));
+    let pair = byStatus.get(status);
+    if (pair === undefined) byStatus.set(status, (pair = [undefined, undefined]));
+    const i = retry ? 1 : 0;
+    let count = pair[i];
+    if (count === undefined) {
+      count = { labels: { saga, step, status, retry: retry ? 'true' : 'false' }, pending: 0 };
+      pair[i] = count;
+      this.all.push(count);
+    }
+    count.pending++;
+  }
+
+  /** Hand the tries counted since the last flush to `inc`. */
+  flush(inc: (labels: TryCount['labels'], n: number) => void): void {
+    for (const count of this.all) {
+      if (count.pending === 0) continue;
+      inc(count.labels, count.pending);
+      count.pending = 0;
+    }
+  }
+}
+
 /**
  * Prometheus metrics of the saga engine (issue 12), for runner processes and `sagaway start`:
  * every try of an event step (a retried step counts one per try), every compensation, and how
  * failed runs' unwinds ended. Labels are saga and step ids, bounded by the configuration.
  */
 export function engineMetrics(registry: Registry): EngineObserver {
-  const tries = new Counter({
+  // Every event step's try passes here: it bumps a plain number, and prom-client is given the
+  // new counts when /metrics is read (its label hashing and checks cost ≈ 0.3 µs per try, issue 23).
+  const counted = new TryCounts();
+  new Counter({
     name: 'sagaway_step_tries_total',
     help: 'Tries of event steps, by saga, step, status and whether it was a retry',
     labelNames: ['saga', 'step', 'status', 'retry'],
     registers: [registry],
+    collect() {
+      counted.flush((labels, n) => this.inc(labels, n));
+    },
   });
   const undos = new Counter({
     name: 'sagaway_compensations_total',
@@ -71,7 +115,7 @@ export function engineMetrics(registry: Registry): EngineObserver {
   });
   return {
     tried(saga, step, status, attempt) {
-      tries.inc({ saga, step, status, retry: attempt > 1 ? 'true' : 'false' });
+      counted.add(saga, step, status, attempt > 1);
     },
     undone(saga, step, status) {
       undos.inc({ saga, step, status });

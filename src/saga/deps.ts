@@ -10,7 +10,7 @@ export interface EngineDeps {
    * Send an event where its `stream` says and resolve with the reply. Never rejects, and resolves
    * promptly once `cancel` aborts (the saga ended or the step timed out).
    */
-  dispatch(event: EventMessage, cancel: Cancellable): Promise<EventReply>;
+  dispatch(event: EventMessage, cancel: Cancellable): EventReply | Promise<EventReply>;
   log: Logger;
   /** steps one run may take (guards loops) */
   maxSteps: number;

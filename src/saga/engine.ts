@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Cancel, type Cancellable } from '../core/cancel.js';
 import { httpFor, toErrorInfo } from '../core/errors.js';
+import type { EventReply } from '../core/messages.js';
 import type { Payload, RequestContext, SagaResult } from '../core/types.js';
 import type { StepTracer } from '../core/trace.js';
 import type { RunSpan, StepSpan } from '../core/otel.js';
@@ -261,15 +262,30 @@ function succeeded(scope: RunScope, step: SuccessStep, payload: Payload): SagaRe
   };
 }
 
-async function eventStep(scope: RunScope, step: EventStep, state: RunState): Promise<StepResult> {
-  const { run, runId, cancel } = scope;
+/**
+ * An event step: its event, then its reply taken. Not async: a local action that answers at once
+ * (runner.ts dispatchNow) is taken in the same tick, without a promise (issue 23).
+ */
+function eventStep(scope: RunScope, step: EventStep, state: RunState): StepResult | Promise<StepResult> {
+  const { runId } = scope;
   // Event steps visited more than once in a run (a loop) need distinct idempotency keys, or the
   // second visit's write would be taken for a redelivery of the first and skipped.
   const visit = state.visits?.get(step.id) ?? 0;
   (state.visits ??= new Map()).set(step.id, visit + 1);
   const key = visit === 0 ? `${runId}:${step.id}` : `${runId}:${step.id}#${visit + 1}`;
-  if (state.started) await recordStart(state);
-  const reply = await sendWithRetry(
+  if (state.started) return recordStart(state).then(() => sendStep(scope, step, state, visit, key));
+  return sendStep(scope, step, state, visit, key);
+}
+
+function sendStep(
+  scope: RunScope,
+  step: EventStep,
+  state: RunState,
+  visit: number,
+  key: string,
+): StepResult | Promise<StepResult> {
+  const { run, runId, cancel } = scope;
+  const reply = sendWithRetry(
     scope.deps,
     {
       saga: run.saga.id,
@@ -288,6 +304,20 @@ async function eventStep(scope: RunScope, step: EventStep, state: RunState): Pro
     step.retry,
     cancel,
   );
+  if (reply instanceof Promise) return reply.then((r) => takeReply(scope, step, state, visit, key, r));
+  return takeReply(scope, step, state, visit, key, reply);
+}
+
+/** What an event step's reply makes of the run: its outcome, the payload written, its compensation. */
+function takeReply(
+  scope: RunScope,
+  step: EventStep,
+  state: RunState,
+  visit: number,
+  key: string,
+  reply: EventReply,
+): StepResult | Promise<StepResult> {
+  const { run, runId, cancel } = scope;
   // A retried step's earlier tries may have been sent even when its last one was not.
   if (reply.sent !== false || step.retry !== undefined) state.sent = true;
   // An event cancelled by the saga's own end is not the step's failure.
@@ -296,7 +326,8 @@ async function eventStep(scope: RunScope, step: EventStep, state: RunState): Pro
   if (reply.status !== 'SUCCESS' && reply.status !== 'ACK') {
     const error = { ...(reply.error ?? { code: 'ACTION_FAILED', message: 'the action failed' }), step: step.id };
     if (step.retry?.onExhausted === 'suspend' && run.suspend) {
-      return { end: await suspendRun(run.suspend, { sagaId: run.saga.id, runId, step: step.id, visit, error }, state) };
+      const suspended = suspendRun(run.suspend, { sagaId: run.saga.id, runId, step: step.id, visit, error }, state);
+      return suspended.then((end) => ({ end }));
     }
     return { value: reply.status, error };
   }

@@ -43,13 +43,18 @@ export function sendWithRetry(
   send: Send,
   retry: RetryPlan | undefined,
   cancel: Cancellable,
-): Promise<EventReply> {
+): EventReply | Promise<EventReply> {
   // One try and nobody counting: no extra promise on the common path.
   if (!retry && !send.onTry) {
     const tried = deps.observer?.tried;
-    if (!tried) return sendEvent(deps, send, cancel, 1);
-    // counted (metrics): one reaction, not the retry loop's async function
-    return sendEvent(deps, send, cancel, 1).then((reply) => {
+    const sent = sendEvent(deps, send, cancel, 1);
+    if (!tried) return sent;
+    // counted (metrics): at once for a reply that is there, else one reaction (not the retry loop's async function)
+    if (!(sent instanceof Promise)) {
+      if (!cancel.aborted) tried(send.saga, send.step, sent.status, 1);
+      return sent;
+    }
+    return sent.then((reply) => {
       if (!cancel.aborted) tried(send.saga, send.step, reply.status, 1);
       return reply;
     });
@@ -104,7 +109,12 @@ function tryRecord(attempt: number, reply: EventReply, began: number): TryRecord
 const EVENT_TIMED_OUT = Symbol('event timeout');
 
 /** One try: the message, and a step timeout shorter than the deadline when the step has one. */
-function sendEvent(deps: EngineDeps, send: Send, cancel: Cancellable, attempt: number): Promise<EventReply> {
+function sendEvent(
+  deps: EngineDeps,
+  send: Send,
+  cancel: Cancellable,
+  attempt: number,
+): EventReply | Promise<EventReply> {
   const { timeoutMs } = send.meta;
   const now = (deps.clock ?? realClock).now();
   const deadline = timeoutMs === undefined ? send.deadline : Math.min(send.deadline, now + timeoutMs);

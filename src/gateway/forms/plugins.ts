@@ -58,11 +58,13 @@ function routeForm(
   handler: RouteHandlerMethod,
   onSend?: onSendHookHandler,
 ): void {
-  const onRequest: onRequestHookHandler[] = [
-    admitter(ctx, form, rate.active ? (req, rep, api, send) => rate.refused(req, rep, api, send) : undefined),
-  ];
-  if (rate.active) onRequest.push(rate.hook);
-  onRequest.push(requireJson);
+  // One hook: the checks after admit are its continuation, in this order.
+  const onRequest: onRequestHookHandler = admitter(
+    ctx,
+    form,
+    rate.active ? (req, rep, api, send) => rate.refused(req, rep, api, send) : undefined,
+    rate.active ? rate.followedBy(requireJson) : requireJson,
+  );
   for (const url of [FORM_PREFIX[form], FORM_PREFIX[form] + '/*']) {
     app.route({
       method: [...ROUTED_METHODS],

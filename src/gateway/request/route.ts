@@ -4,6 +4,8 @@ import { callerKey } from '../../core/caller.js';
 import { toErrorInfo } from '../../core/errors.js';
 import type { TraceCarrier } from '../../core/otel.js';
 import type { Principal, SagaRequest, SagaResult } from '../../core/types.js';
+import type { Format } from '../apis/saga-path.js';
+import type { Admitted } from '../forms/admit.js';
 import type { GatewayContext } from '../context.js';
 import { negotiate } from '../formats/index.js';
 import { bodyInput, usesBody } from './input.js';
@@ -28,21 +30,20 @@ export function requestHandler(
   ends?: EndSource, // waits:
 ) {
   const maxResponse = ctx.settings.limits.maxResponse;
-  return async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    const admitted = request.sagaway!;
-    const format = negotiate(admitted.sagaPath.extension, request.headers.accept);
-    if (format === null) return sendProblem(reply, problemFor('NOT_ACCEPTABLE', request.id, 'no acceptable format'));
-    const query = request.query as Record<string, unknown>;
-    const input = usesBody(request.method) ? bodyInput(request.body) : query;
-    const invalid = inputs?.check(request, input);
-    if (invalid) return sendProblem(reply, invalid);
-    // Checked before awaiting: a request without the header costs no promise here.
-    let keyed = false;
-    if (keys !== undefined && request.headers['idempotency-key'] !== undefined) {
-      if (!(await keys.begin(request, reply, admitted, format))) return reply;
-      keyed = keys.holdsKey(request);
-    }
 
+  /**
+   * Run the saga and answer. Never rejects: a failed service is a 500 problem, and an error
+   * while answering goes to fastify's error handler (reply.send(err)), as a handler's would.
+   */
+  function runAndAnswer(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    admitted: Admitted,
+    format: Format,
+    input: Record<string, unknown>,
+    query: Record<string, unknown>,
+    keyed: boolean,
+  ): Promise<void> {
     // Cancelled when the client goes away; an AbortSignal is made only if something asks for it.
     const cancel = new Cancel();
     let gone = false;
@@ -68,19 +69,64 @@ export function requestHandler(
     );
     // tracing (docs/tracing.md): the run is a child of this request's span
     if (request.otel?.carrier !== undefined) req.trace = request.otel.carrier;
-    let result: SagaResult;
-    try {
-      result = await ctx.service.run(admitted.api.settings.runner, req);
-    } catch (err) {
+    const answer = (result: SagaResult): void | Promise<void> => {
+      // waits: `Prefer: wait=N` holds a parked run's answer up to N s for its end (gateway/waits/prefer.ts)
+      if (result.outcome === 'WAITING' && ends !== undefined)
+        return held(ends, request, reply, req, result, () => gone).then(send, failed);
+      send(result);
+    };
+    const send = (result: SagaResult): void => {
+      try {
+        if (keyed) keys!.noteResult(request, result);
+        if (!gone) sendResult(reply, request.id, admitted, format, result, maxResponse);
+      } catch (err) {
+        failed(err);
+      }
+    };
+    const failed = (err: unknown): void => {
+      if (!reply.sent) reply.send(err instanceof Error ? err : new Error(String(err)));
+    };
+    return ctx.service.run(admitted.api.settings.runner, req).then(answer, (err: unknown) => {
       request.log.error({ err }, 'saga service failed');
-      result = { outcome: 'FAIL', http: 500, error: toErrorInfo(err) };
+      return answer({ outcome: 'FAIL', http: 500, error: toErrorInfo(err) });
+    });
+  }
+
+  /** A request with an Idempotency-Key: the key is taken (or the request answered) first. */
+  async function keyedRun(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    admitted: Admitted,
+    format: Format,
+    input: Record<string, unknown>,
+    query: Record<string, unknown>,
+  ): Promise<FastifyReply> {
+    if (await keys!.begin(request, reply, admitted, format))
+      await runAndAnswer(request, reply, admitted, format, input, query, keys!.holdsKey(request));
+    return reply;
+  }
+
+  // Not async: a request without an Idempotency-Key answers from the run's own reaction, and the
+  // handler returns nothing (fastify then waits for reply.send), which saves the handler's
+  // promise, its adoption of the thenable reply and fastify's reaction to it (issue 23).
+  return function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> | undefined {
+    const admitted = request.sagaway!;
+    const format = negotiate(admitted.sagaPath.extension, request.headers.accept);
+    if (format === null) {
+      sendProblem(reply, problemFor('NOT_ACCEPTABLE', request.id, 'no acceptable format'));
+      return undefined;
     }
-    // waits: `Prefer: wait=N` holds a parked run's answer up to N s for its end (gateway/waits/prefer.ts)
-    if (result.outcome === 'WAITING' && ends !== undefined)
-      result = await held(ends, request, reply, req, result, () => gone);
-    if (keyed) keys!.noteResult(request, result);
-    if (gone) return reply;
-    return sendResult(reply, request.id, admitted, format, result, maxResponse);
+    const query = request.query as Record<string, unknown>;
+    const input = usesBody(request.method) ? bodyInput(request.body) : query;
+    const invalid = inputs?.check(request, input);
+    if (invalid) {
+      sendProblem(reply, invalid);
+      return undefined;
+    }
+    if (keys !== undefined && request.headers['idempotency-key'] !== undefined)
+      return keyedRun(request, reply, admitted, format, input, query);
+    void runAndAnswer(request, reply, admitted, format, input, query, false);
+    return undefined;
   };
 }
 

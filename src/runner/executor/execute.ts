@@ -31,12 +31,26 @@ export interface ExecutorDeps {
  * handler.action@version, read the input, call the action, and answer a reply. The reply never
  * throws: every failure becomes a FAIL reply with a coded error, scrubbed of injected secrets.
  */
-export async function executeEvent(
+export function executeEvent(
   deps: ExecutorDeps,
   event: EventMessage,
   binding: StreamBindingSettings | undefined,
   cancel: Cancellable,
 ): Promise<EventReply> {
+  const reply = executeNow(deps, event, binding, cancel);
+  return reply instanceof Promise ? reply : Promise.resolve(reply);
+}
+
+/**
+ * executeEvent, with the reply itself when the action answered at once (no promise, no
+ * microtask: a local step of the saga engine goes on in the same tick, issue 23).
+ */
+export function executeNow(
+  deps: ExecutorDeps,
+  event: EventMessage,
+  binding: StreamBindingSettings | undefined,
+  cancel: Cancellable,
+): EventReply | Promise<EventReply> {
   let settings: EffectiveSettings | undefined;
   let secretsUsed: string[] = [];
   try {
@@ -63,27 +77,60 @@ export async function executeEvent(
     if (settings.outputElement !== undefined) parseOutputSpec(settings.outputElement);
     const input = readInput(event, settings.inputElement);
     const ctx = new Context(deps, event, settings, cancel, secretsUsed);
-    let result = fn(input, ctx);
-    if (isThenable(result)) result = await abortable(result, cancel);
-    const acked = isAck(result);
-    const output = asMessage(acked ? (result as AckResult).output : result);
-    return reply(acked ? 'ACK' : 'SUCCESS', settings, { output: scrubValue(output, secretsUsed) });
+    const result = fn(input, ctx);
+    if (isThenable(result)) return settled(deps, event, abortable(result, cancel), settings, secretsUsed, cancel);
+    return answered(result, settings, secretsUsed);
   } catch (err) {
-    const info = scrubError(errorOf(err, cancel), secretsUsed);
-    if (!(err instanceof SagawayError)) {
-      deps.log.warn(
-        {
-          step: event.stepId,
-          runId: event.runId,
-          code: info.code,
-          err: scrubText(String((err as Error)?.stack ?? err), secretsUsed),
-        },
-        'action failed',
-      );
-    }
-    const status = info.code === 'EVENT_TIMEOUT' ? 'TIMEOUT' : 'FAIL';
-    return reply(status, settings, { error: info });
+    return failedReply(deps, event, err, cancel, settings, secretsUsed);
   }
+}
+
+/** The reply of an action that answered through a promise. */
+async function settled(
+  deps: ExecutorDeps,
+  event: EventMessage,
+  pending: Promise<unknown>,
+  settings: EffectiveSettings,
+  secretsUsed: string[],
+  cancel: Cancellable,
+): Promise<EventReply> {
+  try {
+    return answered(await pending, settings, secretsUsed);
+  } catch (err) {
+    return failedReply(deps, event, err, cancel, settings, secretsUsed);
+  }
+}
+
+/** The reply of an action's result: ACK or SUCCESS, its output copied as a message. */
+function answered(result: unknown, settings: EffectiveSettings, secretsUsed: string[]): EventReply {
+  const acked = isAck(result);
+  const output = asMessage(acked ? (result as AckResult).output : result);
+  return reply(acked ? 'ACK' : 'SUCCESS', settings, { output: scrubValue(output, secretsUsed) });
+}
+
+/** The reply of a failed event (logged unless the failure is one of ours). */
+function failedReply(
+  deps: ExecutorDeps,
+  event: EventMessage,
+  err: unknown,
+  cancel: Cancellable,
+  settings: EffectiveSettings | undefined,
+  secretsUsed: string[],
+): EventReply {
+  const info = scrubError(errorOf(err, cancel), secretsUsed);
+  if (!(err instanceof SagawayError)) {
+    deps.log.warn(
+      {
+        step: event.stepId,
+        runId: event.runId,
+        code: info.code,
+        err: scrubText(String((err as Error)?.stack ?? err), secretsUsed),
+      },
+      'action failed',
+    );
+  }
+  const status = info.code === 'EVENT_TIMEOUT' ? 'TIMEOUT' : 'FAIL';
+  return reply(status, settings, { error: info });
 }
 
 /** A reply of one shape (a spread of a partial reply cost more than the rest of the call). */

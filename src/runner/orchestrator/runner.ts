@@ -11,7 +11,7 @@ import type { WaitRunner } from '../waits/resume.js';
 import type { CompiledSaga } from '../../saga/graph.js';
 import type { State } from '../../states/state.js';
 import type { EventMessage, EventReply } from '../../core/messages.js';
-import { executeEvent, type ExecutorDeps } from '../executor/execute.js';
+import { executeEvent, executeNow, type ExecutorDeps } from '../executor/execute.js';
 import { rootLineage, type Lineage } from '../../core/lineage.js';
 import type { Journal } from './journal.js';
 import type { HandlerEnv } from '../../handlers/api.js';
@@ -64,6 +64,8 @@ export class Runner {
   private readonly routes: RouteTable;
   private readonly executor: ExecutorDeps;
   private readonly dispatchBound: (event: EventMessage, cancel: Cancellable) => Promise<EventReply>;
+  /** the engine's dispatch: a local action's reply as it is, without a promise when it has one at once */
+  private readonly dispatchNow: EngineDeps['dispatch'];
   private observer: EngineObserver | undefined;
   /** the gateway runs this process is running now (`sagaway admin runs`) */
   private readonly inFlight = new InFlightRuns();
@@ -88,7 +90,11 @@ export class Runner {
       log: deps.log,
       state: deps.state,
     };
-    this.dispatchBound = (event, cancel) => this.dispatch(event, cancel);
+    this.dispatchNow = (event, cancel) => this.dispatch(event, cancel);
+    this.dispatchBound = (event, cancel) => {
+      const reply = this.dispatch(event, cancel);
+      return reply instanceof Promise ? reply : Promise.resolve(reply);
+    };
     this.observer = deps.observer;
     this.host = {
       name: this.name,
@@ -312,7 +318,7 @@ export class Runner {
 
   private engineDeps(): EngineDeps {
     return {
-      dispatch: this.dispatchBound,
+      dispatch: this.dispatchNow,
       log: this.deps.log,
       maxSteps: this.deps.runner.maxSteps,
       ...(this.observer ? { observer: this.observer } : {}),
@@ -382,8 +388,14 @@ export class Runner {
   }
 
   /** Orchestrator side: where an event step's event goes. */
-  private dispatch(event: EventMessage, cancel: Cancellable): Promise<EventReply> {
-    if (event.stream === 'local') return this.execute(event, undefined, cancel);
+  private dispatch(event: EventMessage, cancel: Cancellable): EventReply | Promise<EventReply> {
+    // A local event whose action answers at once is answered at once (executeNow): the engine
+    // goes on to the next step in the same tick.
+    if (event.stream === 'local') {
+      if (event.trace !== undefined && tracing.current !== undefined)
+        return tracedExecute(this, event, undefined, cancel);
+      return executeNow(this.executor, event, undefined, cancel);
+    }
     return this.deps.route(event, cancel);
   }
 

@@ -72,7 +72,7 @@ export function waitRunnerOf(
         now: waits.now,
         tokens: waits.tokens,
         log: deps.log,
-        dispatch: (event, cancel) => engine.dispatch(event, cancel),
+        dispatch: (event, cancel) => Promise.resolve(engine.dispatch(event, cancel)),
       });
     },
   };
