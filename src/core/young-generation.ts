@@ -1,0 +1,78 @@
+import { PerformanceObserver } from 'node:perf_hooks';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+
+/**
+ * How `sagaway start`, `gateway` and `runner` size V8's young generation (issue 23 item 4,
+ * docs/operations.md "Memory"). Node 20–24 let it grow to two semi-spaces of 16 MiB; a process
+ * fills them while it loads its modules and configuration and never gives the pages back, so an
+ * idle gateway held ≈ 16 MiB of empty young generation, and ≈ 30 MiB under load. Here the
+ * growth factor (the one V8 setting that V8 reads again at each growth, so it can be changed
+ * after start-up; `--max-semi-space-size` cannot) is 1 while the process starts, and afterwards
+ * the young generation may grow only up to YOUNG_GENERATION_CAP: a smaller one costs scavenges
+ * (1 MiB semi-spaces cost ≈ +10% CPU per one-shot request, 4 MiB as much as 16: BENCHMARKS.md).
+ * An operator who passes `--max-semi-space-size` or `--semi-space-growth-factor` (command line
+ * or NODE_OPTIONS), or sets SAGAWAY_HEAP_TUNING=off, keeps V8's own behaviour.
+ */
+
+/** The young generation's cap once the process is up: two semi-spaces of 4 MiB. */
+export const YOUNG_GENERATION_CAP = 8 * 1024 * 1024;
+/** V8's own growth factor (the same on Node 20, 22 and 24). */
+const V8_GROWTH_FACTOR = 2;
+
+const OWN_SETTING = /--(?:max|min)[-_]semi[-_]space[-_]size|--semi[-_]space[-_]growth[-_]factor/;
+
+let held = false;
+let factor = V8_GROWTH_FACTOR;
+let observer: PerformanceObserver | undefined;
+
+function setGrowthFactor(value: number): void {
+  if (value === factor) return;
+  factor = value;
+  setFlagsFromString(`--semi-space-growth-factor=${value}`);
+}
+
+/** Whether this process leaves V8's young generation alone (the operator's own setting, or off). */
+export function heapTuningOff(env: NodeJS.ProcessEnv = process.env, execArgv: string[] = process.execArgv): boolean {
+  if (env['SAGAWAY_HEAP_TUNING'] === 'off') return true;
+  return OWN_SETTING.test(env['NODE_OPTIONS'] ?? '') || execArgv.some((a) => OWN_SETTING.test(a));
+}
+
+/**
+ * Keep the young generation at its initial size (two semi-spaces of 1 MiB) while the process
+ * starts: what survives the loading of modules and configuration is promoted instead of growing
+ * it. Call before the command's modules load; `releaseYoungGeneration` once it serves.
+ */
+export function holdYoungGeneration(): void {
+  if (held || heapTuningOff()) return;
+  held = true;
+  setGrowthFactor(1);
+}
+
+/**
+ * The process is up: from its next scavenge on, the young generation may grow again, up to
+ * YOUNG_GENERATION_CAP. Checked after each minor GC (a GC observer, a few µs per scavenge): below
+ * the cap V8 grows it as usual, at the cap growth is off. No-op unless held.
+ */
+export function releaseYoungGeneration(): void {
+  if (!held || observer) return;
+  observer = new PerformanceObserver(() => {
+    const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
+    if (young) setGrowthFactor(young.space_size < YOUNG_GENERATION_CAP ? V8_GROWTH_FACTOR : 1);
+  });
+  observer.observe({ entryTypes: ['gc'] });
+}
+
+/**
+ * Run `compile` with V8's flags as the build had them: a code cache (src/config/compiled-script.ts)
+ * is rejected when any flag differs from the writer's, and a changed growth factor counts.
+ */
+export function withBuildFlags<T>(compile: () => T): T {
+  if (factor === V8_GROWTH_FACTOR) return compile();
+  const own = factor;
+  setGrowthFactor(V8_GROWTH_FACTOR);
+  try {
+    return compile();
+  } finally {
+    setGrowthFactor(own);
+  }
+}
