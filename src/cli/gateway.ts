@@ -12,6 +12,7 @@ import { createState } from '../states/index.js';
 import type { State } from '../states/state.js';
 import { createCluster } from '../systems/index.js';
 import { warmAfterListen } from './warm-up.js';
+import { releaseYoungGeneration, RELEASE_AFTER_LISTEN_MS } from '../core/young-generation.js';
 import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 import { parsePort, untilStopped } from './port.js';
@@ -81,6 +82,7 @@ export async function gatewayCommand(options: CliOptions, positionals: string[])
   const host = options.host ?? settings.gateway.host;
   const address = await gateway.listen(port, host);
   warmAfterListen(settings);
+  releaseYoungGeneration(RELEASE_AFTER_LISTEN_MS);
   const line = startedLine(settings, host, address.port);
   log.info({ console: line.console }, line.message);
   log.info(

@@ -3,6 +3,7 @@ import { ConfigError, formatIssue, SagawayError } from '../core/errors.js';
 import { parseCommandArgs, type CliOptions } from './args.js';
 import { COMMAND_HELP, USAGE } from './help.js';
 import { packageVersion } from './package-info.js';
+import { holdYoungGeneration } from '../core/young-generation.js';
 
 type Command = (options: CliOptions, positionals: string[]) => Promise<number>;
 
@@ -22,6 +23,9 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   admin: async () => (await import('./admin.js')).adminCommand,
   init: async () => (await import('./init/command.js')).initCommand,
 };
+
+/** The commands that serve until stopped; they release the young generation once they serve. */
+const LONG_RUNNING = new Set(['start', 'gateway', 'runner']);
 
 /** Entry point of the `sagaway` executable. Errors are printed as one line each, never a stack. */
 async function main(argv: string[]): Promise<number> {
@@ -45,6 +49,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${COMMAND_HELP[command] ?? USAGE}\n`);
     return 0;
   }
+  // The long-running commands start with a small young generation (docs/operations.md, "Memory").
+  if (LONG_RUNNING.has(command)) holdYoungGeneration();
   const run = await (COMMANDS[command] as () => Promise<Command>)();
   return run(options, positionals);
 }

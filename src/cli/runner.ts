@@ -12,6 +12,7 @@ import { createCluster } from '../systems/index.js';
 import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 import { startOpsServer } from './ops-server.js';
+import { releaseYoungGeneration } from '../core/young-generation.js';
 import { parsePort, untilStopped } from './port.js';
 import { traceMasker } from '../gateway/console/mask.js';
 
@@ -60,6 +61,7 @@ export async function runnerCommand(options: CliOptions, positionals: string[]):
     () => host.ready(),
     metrics,
   );
+  releaseYoungGeneration();
   log.info(
     { port: ops.port, config: file, deployment: settings.runners[name]!.deployment, instance: host.instance },
     'sagaway runner started',

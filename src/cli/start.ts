@@ -7,6 +7,7 @@ import { clusterMetrics, engineMetrics } from '../runner/metrics.js';
 import { createState } from '../states/index.js';
 import { createCluster } from '../systems/index.js';
 import { warmAfterListen } from './warm-up.js';
+import { releaseYoungGeneration, RELEASE_AFTER_LISTEN_MS } from '../core/young-generation.js';
 import { noPositionals, type CliOptions } from './args.js';
 import { configPath, loadChecked } from './load.js';
 import { parsePort } from './port.js';
@@ -61,6 +62,7 @@ export async function startCommand(options: CliOptions, positionals: string[]): 
   const listenHost = options.host ?? settings.gateway.host;
   const address = await gateway.listen(port, listenHost);
   warmAfterListen(settings);
+  releaseYoungGeneration(RELEASE_AFTER_LISTEN_MS);
   const line = startedLine(settings, listenHost, address.port);
   log.info({ console: line.console }, line.message);
   log.info(

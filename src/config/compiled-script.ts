@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Script } from 'node:vm';
+import { withBuildFlags } from '../core/young-generation.js';
 
 /**
  * Run a build-time generated script (`(function (require, exports) { … })`, plain ASCII) with
@@ -19,7 +20,8 @@ export function runCompiledScript(file: string, require: NodeJS.Require): Record
   } catch {
     // no cache (a build without it): compiled from source
   }
-  const script = new Script(source, { filename: file, ...(cachedData ? { cachedData } : {}) });
+  // with the V8 flags the build ran with, or V8 rejects the cache (sagaway start's young generation)
+  const script = withBuildFlags(() => new Script(source, { filename: file, ...(cachedData ? { cachedData } : {}) }));
   const exports: Record<string, unknown> = {};
   (script.runInThisContext() as (r: NodeJS.Require, e: Record<string, unknown>) => void)(require, exports);
   return exports;
