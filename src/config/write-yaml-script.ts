@@ -68,7 +68,8 @@ export function commonJsScriptText(entry: string): string {
     '})',
     '',
   ].join('\n');
-  // \uXXXX means the same character in the strings, regular expressions and comments it occurs in
+  // a \u escape (four hex digits) means the same character in the strings, regular expressions
+  // and comments it occurs in
   return text.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 

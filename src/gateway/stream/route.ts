@@ -12,6 +12,7 @@ import type { InputChecks } from '../request/validate-input.js';
 import { StreamMember, type StreamShared } from './member.js';
 import { PollGroups } from './group.js';
 import { shareBase, shareBinding } from './share.js';
+import type { ShareScope } from '../../config/settings.js';
 import { isLongPoll, LONG_POLL_KEYS, LongPollRoute, type Audience } from './long-poll-route.js';
 import { cursorBinding } from '../../core/caller.js';
 
@@ -102,17 +103,7 @@ export function streamHandler(ctx: GatewayContext, sagas: SagaRoutes, inputs?: I
       const invalid = inputs?.check(request, input);
       if (invalid) return sendProblem(reply, invalid, { 'cache-control': 'private, no-store' });
       const runner = api.settings.runner;
-      const base = shareBase({
-        share,
-        api: api.prefix,
-        principal: admitted.principal,
-        runner,
-        method: request.method,
-        path,
-        input,
-        query,
-        body,
-      });
+      const base = feedBase(request, share, input, query, body);
       // Who else may be served this answer by a cache: only callers who need no credential.
       const audience: Audience =
         !api.settings.public || request.method !== 'GET'
@@ -205,17 +196,7 @@ export function streamHandler(ctx: GatewayContext, sagas: SagaRoutes, inputs?: I
     }
     const body = usesBody(request.method);
     const runner = api.settings.runner;
-    const base = shareBase({
-      share,
-      api: api.prefix,
-      principal: admitted.principal,
-      runner,
-      method: request.method,
-      path,
-      input,
-      query,
-      body,
-    });
+    const base = feedBase(request, share, input, query, body);
     groups.start(
       member,
       {
@@ -232,4 +213,26 @@ export function streamHandler(ctx: GatewayContext, sagas: SagaRoutes, inputs?: I
     );
     return reply;
   };
+}
+
+/** The fixed part of the group key (share.ts) of the feed this admitted request asks for: the same for both forms. */
+function feedBase(
+  request: FastifyRequest,
+  share: ShareScope,
+  input: Record<string, unknown>,
+  query: Record<string, unknown>,
+  body: boolean,
+): string | undefined {
+  const { api, principal, sagaPath } = request.sagaway!;
+  return shareBase({
+    share,
+    api: api.prefix,
+    principal,
+    runner: api.settings.runner,
+    method: request.method,
+    path: sagaPath.path,
+    input,
+    query,
+    body,
+  });
 }
