@@ -105,15 +105,33 @@ describe('scale-out: 2 gateways, 3 replicas, 2 deployments', { skip }, () => {
     started.push(...(await Promise.all([cluster.runner('worker', 'a'), cluster.runner('worker', 'b')])));
     const [g1, g2] = await Promise.all([cluster.gateway(), cluster.gateway()]);
     const apis: Proc[] = started.slice(0, 3).map((s) => s.proc);
+    // Each attempt writes a new id: an attempt the gateway timed out on may still have written its
+    // record, and a second Create of the same id fails with RECORD_EXISTS (a warm-up with a fixed
+    // id could then never succeed). Each path stays warm once it has answered 200.
+    const warm = { a: false, b: false };
+    const lastAnswer: Record<string, unknown> = {};
+    let attempt = 0;
+    const warmUp = async (path: 'a' | 'b', port: number) => {
+      if (warm[path]) return;
+      const r = await call(port, `/api/request/${path}`, {
+        method: 'POST',
+        body: { id: `${prefix}-warm-${path}-${attempt++}` },
+      }).catch((e: Error) => ({ status: 0, body: e.message }));
+      warm[path] = r.status === 200;
+      lastAnswer[path] = { status: r.status, body: r.body };
+    };
     await waitUntil(
-      async () =>
-        (await call(g1.port, '/api/request/a', { method: 'POST', body: { id: `${prefix}-warm-a` } })).status === 200 &&
-        (await call(g2.port, '/api/request/b', { method: 'POST', body: { id: `${prefix}-warm-b` } })).status === 200,
+      async () => {
+        await Promise.all([warmUp('a', g1.port), warmUp('b', g2.port)]);
+        return warm.a && warm.b;
+      },
       // seven processes start and connect on two cores: under load (other suites, benchmarks) the
       // first 200 through both gateways took over 15 s (a failed run at load ~5), so 30 s as below
       30_000,
       100,
-    );
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}; last answers: ${JSON.stringify(lastAnswer)}`);
+    });
 
     // A run made through one gateway is readable through the other, by run id.
     const viaG1 = await call(g1.port, '/api/request/a', {
