@@ -250,12 +250,14 @@ describe('OpenTelemetry across gateway, runner and a remote step over NATS', { s
   test('a run resumed after its runner was killed (-9) is a new trace linked to the first', async () => {
     const traceId = hex(16);
     const id = `${prefix}-kill`;
+    // counted before the request is made: counted after, on a loaded machine the file could be read
+    // once Reserve was already in it, and the wait below would never see it
+    const seen = (await handlerLog(log)).length;
     const pending = call(port, '/api/request/order', {
       method: 'POST',
       body: { sku: 'Y' },
       headers: { ...CLIENT, 'x-request-id': id, traceparent: `00-${traceId}-${hex(8)}-01` },
     });
-    const seen = (await handlerLog(log)).length;
     await waitUntil(async () => (await handlerLog(log)).slice(seen).some((l) => l.what === 'Reserve'), 10_000, 10);
     await api.proc.kill('SIGKILL');
     const survivor = await cluster.runner('api', undefined, env('orchestrator-2'));
