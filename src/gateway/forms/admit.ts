@@ -85,7 +85,17 @@ export function admitter(ctx: GatewayContext, form: Form, onUnauthorized?: OnUna
       else done();
     };
     const decision = ctx.auth.decide(api, credential);
-    if (decision instanceof Promise) decision.then(finish, done);
+    // What the checks after auth throw goes to fastify, as a hook's throw would: inside this
+    // `then` it would otherwise be an unhandled rejection (a client gone while its JWT was
+    // verified has no address: the rate limit's request.ip is undefined).
+    if (decision instanceof Promise)
+      decision.then((d) => {
+        try {
+          finish(d);
+        } catch (err) {
+          done(err instanceof Error ? err : new Error(String(err)));
+        }
+      }, done);
     else finish(decision);
   };
 }

@@ -115,3 +115,16 @@ test('a remembered token decodes to a fresh position each time, and only where i
   for (const token of many) c.decode('/feed', 'alice', token);
   assert.deepEqual(c.decode('/feed', 'alice', many[0]!), { previous: 0, index: 0, end: false });
 });
+
+test('a remembered token is not accepted for another path and caller whose memo key spells the same', () => {
+  // The memo key joins path, caller and token with "\n"; a path may hold a newline (%0A in a
+  // path parameter) and an offset is any text. Alice's token, verified on "/feed\nanon", must not
+  // be taken from an anonymous caller on "/feed" who sends "jwt:alice\n" + the token.
+  const c = new CursorCodec('0123456789abcdef-key');
+  const t = c.encode('/feed\nanon', 'jwt:alice', { previous: { secret: 'alice-page' }, index: 0, end: false });
+  c.decode('/feed\nanon', 'jwt:alice', t); // verified, remembered
+  assert.throws(
+    () => c.decode('/feed', 'anon', `jwt:alice\n${t}`),
+    (e: { code?: string }) => e.code === 'INVALID_CURSOR',
+  );
+});

@@ -121,7 +121,9 @@ export class CursorCodec {
 
   /** Decode a token presented on `path` by `caller`; INVALID_CURSOR when forged, foreign or malformed. */
   decode(path: string, caller: string, token: string): CursorPosition {
-    const memo = token.length <= VERIFIED_LENGTH ? `${path}\n${caller}\n${token}` : undefined;
+    // Not for a token with a newline (never one this codec made): the key joins its parts with
+    // newlines, so such a token could spell another path and caller's key.
+    const memo = token.length <= VERIFIED_LENGTH && !token.includes('\n') ? `${path}\n${caller}\n${token}` : undefined;
     const known = memo === undefined ? undefined : this.verified.get(memo);
     const v = known ?? this.verify(path, caller, token);
     if (memo !== undefined && known === undefined) {
