@@ -62,7 +62,8 @@ export function holdYoungGeneration(): void {
 /**
  * The process is up: from its next scavenge on, the young generation may grow again, up to
  * YOUNG_GENERATION_CAP. A GC observer watches only while it grows (a few µs per scavenge) and
- * turns growth off at the cap; every RECHECK_MS a timer lets it grow again if V8 shrank it
+ * turns growth off at the cap (a soft cap: the observer runs after the GC, so a burst of
+ * scavenges can take it one doubling past, which V8 shrinks back once allocation slows); every RECHECK_MS a timer lets it grow again if V8 shrank it
  * meanwhile (V8 does at a GC while little is allocated). After `delayMs` if given. Timers do not
  * hold the process open. No-op unless held.
  */

@@ -121,9 +121,9 @@ export class CursorCodec {
 
   /** Decode a token presented on `path` by `caller`; INVALID_CURSOR when forged, foreign or malformed. */
   decode(path: string, caller: string, token: string): CursorPosition {
-    // Not for a token with a newline (never one this codec made): the key joins its parts with
-    // newlines, so such a token could spell another path and caller's key.
-    const memo = token.length <= VERIFIED_LENGTH && !token.includes('\n') ? `${path}\n${caller}\n${token}` : undefined;
+    // The key gives the lengths of path and caller, so that no path, caller and token (each of
+    // them any text: a path may hold %0A) can spell another's key.
+    const memo = token.length <= VERIFIED_LENGTH ? `${path.length}:${caller.length}:${path}${caller}${token}` : undefined;
     const known = memo === undefined ? undefined : this.verified.get(memo);
     const v = known ?? this.verify(path, caller, token);
     if (memo !== undefined && known === undefined) {

@@ -148,8 +148,7 @@ export class RateLimiter {
     const admitted = request.sagaway;
     const p = this.policyOf(admitted?.api);
     if (p === undefined) return passOn(request, reply, done, next);
-    const ip = request.ip.includes(':') ? normalizeIP(request.ip, 64) : request.ip;
-    const key = p.keyPrefix + callerKey(admitted?.principal, ip);
+    const key = p.keyPrefix + callerKey(admitted?.principal, sourceOf(request));
     this.store.incr(
       key,
       (err, res) => {
@@ -186,9 +185,8 @@ export class RateLimiter {
   refused(request: FastifyRequest, reply: FastifyReply, api: CompiledApi, send: () => void): void {
     const p = this.policyOf(api);
     if (p === undefined) return send();
-    const ip = request.ip.includes(':') ? normalizeIP(request.ip, 64) : request.ip;
     this.store.incr(
-      p.keyPrefix + callerKey(undefined, ip),
+      p.keyPrefix + callerKey(undefined, sourceOf(request)),
       (err, res) => {
         if (err || !res || res.current <= p.max) return send();
         const seconds = String(Math.max(0, Math.ceil(res.ttl / 1000)));
@@ -218,4 +216,14 @@ export class RateLimiter {
     if (!this.redis) return;
     await this.redis.quit().catch(() => this.redis!.disconnect());
   }
+}
+
+/**
+ * The address a request is counted against: IPv6 by its /64 (one host owns the whole prefix).
+ * A client that hung up before its checks ran (a slow JWKS fetch) has no address any more:
+ * counted as '', never a throw.
+ */
+function sourceOf(request: FastifyRequest): string {
+  const ip = request.ip ?? '';
+  return ip.includes(':') ? normalizeIP(ip, 64) : ip;
 }
