@@ -123,7 +123,8 @@ export class CursorCodec {
   decode(path: string, caller: string, token: string): CursorPosition {
     // The key gives the lengths of path and caller, so that no path, caller and token (each of
     // them any text: a path may hold %0A) can spell another's key.
-    const memo = token.length <= VERIFIED_LENGTH ? `${path.length}:${caller.length}:${path}${caller}${token}` : undefined;
+    const memo =
+      token.length <= VERIFIED_LENGTH ? `${path.length}:${caller.length}:${path}${caller}${token}` : undefined;
     const known = memo === undefined ? undefined : this.verified.get(memo);
     const v = known ?? this.verify(path, caller, token);
     if (memo !== undefined && known === undefined) {
