@@ -116,7 +116,11 @@ export class WaitSignals implements WaitService {
       { messageId: signal.messageId, signal: name, key: signal.key, data: signal.data, keepUntil, consumedBy: null },
       now + Math.max(signal.ttlMs, DEDUPE_MS),
     );
-    if (seen !== undefined) {
+    // remembered but never applied and no longer kept (a ttl-0 signal answered 404, a kept one
+    // that ran out): nothing took it, so its sender's retry looks for a wait again rather than
+    // being answered as a duplicate that never applies; claimSignal still lets it apply once
+    const retried = seen !== undefined && seen.consumedBy === null && seen.keepUntil <= now;
+    if (seen !== undefined && !retried) {
       return { messageId: seen.messageId, status: seen.consumedBy !== null ? 'APPLIED' : 'KEPT', duplicate: true };
     }
     // keyed waits on `name` park in `home` only: their runners share its journal (checkSignalHomes)
@@ -138,8 +142,8 @@ export class WaitSignals implements WaitService {
         return { messageId: signal.messageId, status: 'APPLIED', duplicate: false };
       }
     }
-    if (signal.ttlMs === 0)
-      throw new SagawayError('WAIT_NOT_FOUND', 'no run waits for this signal and key (ttl 0: not kept)');
+    if (signal.ttlMs === 0 || retried)
+      throw new SagawayError('WAIT_NOT_FOUND', 'no run waits for this signal and key (not kept)');
     return { messageId: signal.messageId, status: 'KEPT', duplicate: false };
   }
 

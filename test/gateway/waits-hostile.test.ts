@@ -1,0 +1,208 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { createGateway, type Gateway } from '../../src/gateway/server.js';
+import { startTestHost, type TestHost } from '../../src/testing/index.js';
+import { capturingLogger } from '../security/inject-canary.js';
+
+/**
+ * Waits under hostile clients (review 2): replayed correlation signals, out-of-range timers,
+ * concurrent decisions, poisoned and oversized signal bodies, tokens in the access log.
+ * SQLite journal, a clock the test moves.
+ */
+
+const KEYS = { alice: 'key-alice-0123456789', bob: 'key-bob-0123456789', hook: 'key-hook-0123456789' };
+const sha = (k: string) => createHash('sha256').update(k).digest('hex');
+
+const CONFIG = `
+gateway:
+  apis:
+    - { path: /orders, runner: r, methods: [POST] }
+    - { path: /timers, runner: r, methods: [POST] }
+  auth:
+    apiKeys:
+      - { name: alice, sha256: "${sha(KEYS.alice)}", roles: [user] }
+      - { name: bob, sha256: "${sha(KEYS.bob)}", roles: [user, manager] }
+      - { name: hook, sha256: "${sha(KEYS.hook)}", roles: [payments] }
+states:
+  jr: { type: sqlite, file: ./journal.db }
+runners:
+  r:
+    journal: jr
+    sagas:
+      - id: order
+        path: /orders
+        methods: [POST]
+        steps:
+          - { id: start, type: start, links: [{ to: pay }] }
+          - id: pay
+            type: wait
+            signal: { name: payment, key: parameters.order, roles: [payments] }
+            timeout: 1h
+            outputElement: $.payment
+            links: [{ to: ok, when: [SIGNAL] }, { to: late, when: ['*'] }]
+          - { id: ok, type: success }
+          - { id: late, type: fail, error: { code: LATE, http: 504 } }
+      - id: timer
+        path: /timers
+        methods: [POST]
+        steps:
+          - { id: start, type: start, links: [{ to: nap }] }
+          - { id: nap, type: wait, until: parameters.when, links: [{ to: ok, when: [SUCCESS] }, { to: bad, when: ['*'] }] }
+          - { id: ok, type: success }
+          - { id: bad, type: fail, error: { code: BAD_TIME, http: 400 } }
+`;
+
+interface World {
+  host: TestHost;
+  gateway: Gateway;
+  clock: { now(): number; advance(ms: number): void };
+  lines: string[];
+}
+
+async function world(): Promise<World> {
+  let t = Date.UTC(2026, 0, 1);
+  const clock = { now: () => t, advance: (ms: number) => void (t += ms) };
+  const host = await startTestHost(CONFIG, { clock });
+  const { log, lines } = capturingLogger();
+  const gateway = await createGateway({
+    settings: host.settings,
+    service: host.host,
+    log,
+    status: host.host.statusReader(),
+    waits: host.host.waits.signals(),
+  });
+  return { host, gateway, clock, lines };
+}
+
+const as = (who: keyof typeof KEYS | undefined) => (who ? { 'x-api-key': KEYS[who] } : {});
+
+async function post(w: World, url: string, who: keyof typeof KEYS | undefined, body?: unknown | string) {
+  const res = await w.gateway.app.inject({
+    method: 'POST',
+    url,
+    headers: { ...as(who), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+  });
+  return { status: res.statusCode, body: res.json() as Record<string, unknown>, headers: res.headers };
+}
+
+async function status(w: World, runId: string, who: keyof typeof KEYS = 'alice') {
+  const res = await w.gateway.app.inject({ method: 'GET', url: `/api/status/${runId}`, headers: as(who) });
+  return res.json() as {
+    status: string;
+    outcome?: string;
+    response?: Record<string, unknown>;
+    error?: { code: string };
+  };
+}
+
+test('a keyed signal refused 404 (ttl 0, no wait yet) is applied when its sender retries it once the wait exists', async () => {
+  const w = await world();
+  try {
+    // a webhook comes before the run parks: 404, not kept (ttl 0)
+    const early = await post(w, '/api/signals/payment', 'hook', { key: 'o1', data: { amount: 5 }, messageId: 'evt-1' });
+    assert.equal(early.status, 404);
+    assert.equal(early.body['code'], 'WAIT_NOT_FOUND');
+    // the run parks; the provider retries the 404 with the same event id
+    const res = await post(w, '/api/request/orders', 'alice', { order: 'o1' });
+    assert.equal(res.status, 202);
+    const runId = String(res.headers['x-request-id']);
+    const retry = await post(w, '/api/signals/payment', 'hook', { key: 'o1', data: { amount: 5 }, messageId: 'evt-1' });
+    // nothing was ever applied or kept under evt-1: the retry must apply (not "200 duplicate KEPT")
+    assert.equal(retry.status, 202, JSON.stringify(retry.body));
+    assert.equal(retry.body['status'], 'APPLIED');
+    assert.equal(retry.body['runId'], runId);
+    await w.host.host.waits.poll();
+    const done = await status(w, runId);
+    assert.equal(done.outcome, 'SUCCESS');
+    assert.deepEqual(done.response?.['payment'], { amount: 5 });
+    // and now it is a duplicate
+    const dup = await post(w, '/api/signals/payment', 'hook', { key: 'o1', data: { amount: 5 }, messageId: 'evt-1' });
+    assert.equal(dup.status, 200);
+    assert.equal(dup.body['duplicate'], true);
+    assert.equal(dup.body['status'], 'APPLIED');
+  } finally {
+    await w.gateway.close();
+    await w.host.close();
+  }
+});
+
+test('two concurrent signals to one wait: one applies, the run resumes once', async () => {
+  const w = await world();
+  try {
+    const res = await post(w, '/api/request/orders', 'alice', { order: 'o2' });
+    const runId = String(res.headers['x-request-id']);
+    const url = `/api/runs/${runId}/signals/payment`;
+    const all = await Promise.all(Array.from({ length: 8 }, (_, i) => post(w, url, 'hook', { amount: i })));
+    const applied = all.filter((r) => r.status === 202);
+    assert.equal(applied.length, 1, JSON.stringify(all.map((r) => [r.status, r.body['code']])));
+    for (const r of all)
+      if (r.status !== 202) assert.ok(['WAIT_RESOLVED', 'WAIT_NOT_FOUND'].includes(String(r.body['code'])));
+    await Promise.all([w.host.host.waits.poll(), w.host.host.waits.poll()]);
+    const done = await status(w, runId);
+    assert.equal(done.outcome, 'SUCCESS');
+  } finally {
+    await w.gateway.close();
+    await w.host.close();
+  }
+});
+
+test('signal bodies: __proto__ and deep nesting are refused before they reach a wait', async () => {
+  const w = await world();
+  try {
+    const res = await post(w, '/api/request/orders', 'alice', { order: 'o3' });
+    const runId = String(res.headers['x-request-id']);
+    const url = `/api/runs/${runId}/signals/payment`;
+    const proto = await post(w, url, 'hook', '{"amount":1,"__proto__":{"polluted":true}}');
+    assert.equal(proto.status, 400);
+    const ctor = await post(w, url, 'hook', '{"constructor":{"prototype":{"polluted":true}}}');
+    assert.equal(ctor.status, 400);
+    const deep = await post(w, url, 'hook', '['.repeat(5000) + ']'.repeat(5000));
+    assert.equal(deep.status, 400);
+    const big = await post(w, url, 'hook', { pad: 'x'.repeat(200 * 1024) });
+    assert.equal(big.status, 413);
+    const keyed = await post(w, '/api/signals/payment', 'hook', '{"key":"o3","data":{"__proto__":{"x":1}}}');
+    assert.equal(keyed.status, 400);
+    assert.equal(({} as Record<string, unknown>)['polluted'], undefined);
+    assert.equal((await status(w, runId)).status, 'WAITING');
+  } finally {
+    await w.gateway.close();
+    await w.host.close();
+  }
+});
+
+test('a timer whose until is out of the range of a date fails the run cleanly, and leaves no wait behind', async () => {
+  const w = await world();
+  try {
+    for (const when of [1e300, -1e300, 8.64e15 + 1]) {
+      const res = await post(w, '/api/request/timers', 'alice', { when });
+      const runId = String(res.headers['x-request-id']);
+      assert.notEqual(res.status, 202, `until ${when} parked: ${JSON.stringify(res.body)}`);
+      assert.ok(res.status < 500 || res.body['code'] === 'EXPRESSION_FAILED', JSON.stringify(res.body));
+      const s = await status(w, runId);
+      assert.equal(s.status, 'DONE', JSON.stringify(s));
+    }
+    assert.equal((await w.host.host.waits.stats()).parked, 0, 'no wait row left behind');
+  } finally {
+    await w.gateway.close();
+    await w.host.close();
+  }
+});
+
+test('a callback token never reaches the access log (page, decision, query)', async () => {
+  const w = await world();
+  try {
+    const token = 'eyJ3IjoieCJ9.AAAAAAAAAAAAAAAAAAAAAA';
+    for (const path of [`/api/callbacks/${token}`, `/api/callbacks/${token}?decision=reject`]) {
+      await w.gateway.app.inject({ method: 'GET', url: path });
+      await w.gateway.app.inject({ method: 'POST', url: path });
+    }
+    await new Promise((r) => setTimeout(r, 20));
+    const leaked = w.lines.filter((l) => l.includes('AAAAAAAAAAAAAAAAAAAAAA'));
+    assert.deepEqual(leaked, []);
+  } finally {
+    await w.gateway.close();
+    await w.host.close();
+  }
+});
