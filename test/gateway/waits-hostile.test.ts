@@ -19,6 +19,7 @@ gateway:
   apis:
     - { path: /orders, runner: r, methods: [POST] }
     - { path: /timers, runner: r, methods: [POST] }
+    - { path: /sleeps, runner: r, methods: [POST] }
   auth:
     apiKeys:
       - { name: alice, sha256: "${sha(KEYS.alice)}", roles: [user] }
@@ -51,6 +52,13 @@ runners:
           - { id: nap, type: wait, until: parameters.when, links: [{ to: ok, when: [SUCCESS] }, { to: bad, when: ['*'] }] }
           - { id: ok, type: success }
           - { id: bad, type: fail, error: { code: BAD_TIME, http: 400 } }
+      - id: sleep
+        path: /sleeps
+        methods: [POST]
+        steps:
+          - { id: start, type: start, links: [{ to: nap }] }
+          - { id: nap, type: wait, for: 1h, links: [{ to: ok, when: [SUCCESS] }] }
+          - { id: ok, type: success }
 `;
 
 interface World {
@@ -201,6 +209,34 @@ test('a callback token never reaches the access log (page, decision, query)', as
     await new Promise((r) => setTimeout(r, 20));
     const leaked = w.lines.filter((l) => l.includes('AAAAAAAAAAAAAAAAAAAAAA'));
     assert.deepEqual(leaked, []);
+  } finally {
+    await w.gateway.close();
+    await w.host.close();
+  }
+});
+
+test('a cancel racing the poller that takes a due timer: a 202 CANCELLED is never answered for a run that goes on', async () => {
+  const w = await world();
+  try {
+    const lies: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const res = await post(w, '/api/request/sleeps', 'alice', {});
+      assert.equal(res.status, 202);
+      const runId = String(res.headers['x-request-id']);
+      w.clock.advance(3600_000); // the timer is due: a poller may take it at any moment
+      const [, cancel] = await Promise.all([
+        w.host.host.waits.poll(),
+        (async () => {
+          for (let k = 0; k < i % 6; k++) await new Promise((r) => setImmediate(r));
+          return post(w, `/api/runs/${runId}/cancel`, 'alice');
+        })(),
+      ]);
+      await w.host.host.waits.poll();
+      const s = await status(w, runId);
+      assert.equal(s.status, 'DONE');
+      if (cancel.status === 202 && s.error?.code !== 'RUN_CANCELLED') lies.push(`${i}: cancel 202, run ${s.outcome}`);
+    }
+    assert.deepEqual(lies, []);
   } finally {
     await w.gateway.close();
     await w.host.close();

@@ -66,7 +66,9 @@ export async function decide(
 ): Promise<Decided> {
   for (let attempt = 0; attempt < 5; attempt++) {
     if (row.resolution !== null) throw new SagawayError('WAIT_RESOLVED', 'the wait has already ended');
-    if (row.dueAt <= now && decision !== 'cancel') throw new SagawayError(expired, 'the wait timed out');
+    // a cancel too: a poller may have taken the due wait already (SUCCESS, TIMEOUT) and resumed
+    // its run, and the cancel written now would be answered 202 CANCELLED for a run that goes on
+    if (row.dueAt <= now) throw new SagawayError(expired, 'the wait timed out');
     const { resolution, approvals } = outcomeOf(row, step, decision, data, principal);
     if (await store.resolve(row.waitId, row.version, resolution, approvals, now)) {
       const required = step.wait.approvals?.required;
