@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { SignJWT } from 'jose';
 import { createGateway, type Gateway } from '../../src/gateway/server.js';
 import { startTestHost, type TestHost } from '../../src/testing/index.js';
 import { capturingLogger } from '../security/inject-canary.js';
@@ -13,6 +14,14 @@ import { capturingLogger } from '../security/inject-canary.js';
 
 const KEYS = { alice: 'key-alice-0123456789', bob: 'key-bob-0123456789', hook: 'key-hook-0123456789' };
 const sha = (k: string) => createHash('sha256').update(k).digest('hex');
+const JWT_SECRET = 'a jwt secret of the review, 32 bytes at least';
+const jwt = (sub: string, roles: string[] = []) =>
+  new SignJWT({ roles })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime('10m')
+    .sign(new TextEncoder().encode(JWT_SECRET));
 
 const CONFIG = `
 gateway:
@@ -21,6 +30,7 @@ gateway:
     - { path: /timers, runner: r, methods: [POST] }
     - { path: /sleeps, runner: r, methods: [POST] }
   auth:
+    jwt: { secret: "${JWT_SECRET}" }
     apiKeys:
       - { name: alice, sha256: "${sha(KEYS.alice)}", roles: [user] }
       - { name: bob, sha256: "${sha(KEYS.bob)}", roles: [user, manager] }
@@ -237,6 +247,27 @@ test('a cancel racing the poller that takes a due timer: a 202 CANCELLED is neve
       if (cancel.status === 202 && s.error?.code !== 'RUN_CANCELLED') lies.push(`${i}: cancel 202, run ${s.outcome}`);
     }
     assert.deepEqual(lies, []);
+  } finally {
+    await w.gateway.close();
+    await w.host.close();
+  }
+});
+
+test('a token holder whose subject spells an API key\'s principal ("apikey:alice") cannot cancel that key\'s run', async () => {
+  const w = await world();
+  try {
+    const res = await post(w, '/api/request/sleeps', 'alice', {});
+    assert.equal(res.status, 202);
+    const runId = String(res.headers['x-request-id']);
+    const forged = await w.gateway.app.inject({
+      method: 'POST',
+      url: `/api/runs/${runId}/cancel`,
+      headers: { authorization: `Bearer ${await jwt('apikey:alice', ['user'])}` },
+    });
+    assert.equal(forged.statusCode, 403, forged.body);
+    assert.equal((await status(w, runId)).status, 'WAITING');
+    // the key itself still may
+    assert.equal((await post(w, `/api/runs/${runId}/cancel`, 'alice')).status, 202);
   } finally {
     await w.gateway.close();
     await w.host.close();

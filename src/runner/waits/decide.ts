@@ -1,4 +1,5 @@
 import type { ValidateFunction } from 'ajv';
+import { callerKey } from '../../core/caller.js';
 import { SagawayError } from '../../core/errors.js';
 import type { Principal } from '../../core/types.js';
 import type { WaitStep } from '../../saga/graph.js';
@@ -95,7 +96,8 @@ function outcomeOf(
   if (decision === 'cancel') return { resolution: { value: 'CANCELLED' }, approvals: row.approvals };
   const rules = step.wait.approvals;
   const by = approverOf(principal);
-  if (rules !== undefined && !rules.selfApproval && row.caller !== null && by === row.caller) {
+  const self = principal !== null && !principal.anonymous && callerKey(principal, '') === row.caller;
+  if (rules !== undefined && !rules.selfApproval && row.caller !== null && self) {
     throw new SagawayError('SELF_APPROVAL', "the run's own caller cannot decide on its approval");
   }
   if (decision === 'reject') {

@@ -1,4 +1,5 @@
 import type { ApiSettings, Settings } from '../../config/settings.js';
+import { callerKey } from '../../core/caller.js';
 import { SagawayError } from '../../core/errors.js';
 import { roleRefusal } from '../../core/roles.js';
 import type { Principal } from '../../core/types.js';
@@ -52,7 +53,7 @@ export class WaitSignals implements WaitService {
   /** `POST /api/runs/<runId>/cancel`: the run's own caller, or one of the wait's roles. */
   async cancel(runId: string, principal: Principal | null): Promise<Decided> {
     const { store, row, step } = await this.waitOf(runId);
-    const own = principal && !principal.anonymous && row.caller !== null && principal.sub === row.caller;
+    const own = principal && !principal.anonymous && row.caller !== null && callerKey(principal, '') === row.caller;
     const roles = step.wait.signal?.roles ?? [];
     if (!own && (roles.length === 0 || roleRefusal(roles, principal) !== undefined)) {
       throw new SagawayError(
