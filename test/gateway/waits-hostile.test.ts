@@ -29,6 +29,7 @@ gateway:
     - { path: /orders, runner: r, methods: [POST] }
     - { path: /timers, runner: r, methods: [POST] }
     - { path: /sleeps, runner: r, methods: [POST] }
+    - { path: /expenses, runner: r, methods: [POST] }
   auth:
     jwt: { secret: "${JWT_SECRET}" }
     apiKeys:
@@ -69,6 +70,19 @@ runners:
           - { id: start, type: start, links: [{ to: nap }] }
           - { id: nap, type: wait, for: 1h, links: [{ to: ok, when: [SUCCESS] }] }
           - { id: ok, type: success }
+      - id: expense
+        path: /expenses
+        methods: [POST]
+        steps:
+          - { id: start, type: start, links: [{ to: approval }] }
+          - id: approval
+            type: wait
+            signal: { name: approval, roles: [manager] }
+            approvals: { required: 2 }
+            timeout: 1h
+            links: [{ to: ok, when: [SIGNAL] }, { to: no, when: ['*'] }]
+          - { id: ok, type: success }
+          - { id: no, type: fail, error: { code: NO, http: 409 } }
 `;
 
 interface World {
@@ -268,6 +282,61 @@ test('a token holder whose subject spells an API key\'s principal ("apikey:alice
     assert.equal((await status(w, runId)).status, 'WAITING');
     // the key itself still may
     assert.equal((await post(w, `/api/runs/${runId}/cancel`, 'alice')).status, 202);
+  } finally {
+    await w.gateway.close();
+    await w.host.close();
+  }
+});
+
+test("a cross-site browser request (no preflight: no body, or a form) never decides with the victim's cookie", async () => {
+  const w = await world();
+  try {
+    const res = await post(w, '/api/request/expenses', 'alice', {});
+    assert.equal(res.status, 202);
+    const runId = String(res.headers['x-request-id']);
+    // what a page elsewhere can make a browser send with its cookies, without a preflight:
+    // fetch(url, { method: 'POST', mode: 'no-cors', credentials: 'include' }) and a form post
+    const crossSite = async (url: string, who: string, roles: string[], form = false) =>
+      w.gateway.app.inject({
+        method: 'POST',
+        url,
+        headers: {
+          cookie: `sagaway_token=${await jwt(who, roles)}`,
+          origin: 'https://evil.example',
+          'sec-fetch-site': 'cross-site',
+          ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        },
+        ...(form ? { payload: '' } : {}),
+      });
+    const approve = await crossSite(`/api/runs/${runId}/signals/approval`, 'mallory-victim', ['user', 'manager']);
+    assert.notEqual(approve.statusCode, 202, approve.body);
+    const cancel = await crossSite(`/api/runs/${runId}/cancel`, 'alice', ['user']);
+    assert.notEqual(cancel.statusCode, 202, cancel.body);
+    // a callback link's holder may decide as the link ("callback"), never as a victim whose cookie a form carried
+    const row = (await [...w.host.host.waits.stores.values()][0]!.byRun(runId))!;
+    const token = w.host.host.waits.tokens.sign({
+      waitId: row.waitId,
+      runId,
+      step: row.step,
+      visit: row.visit,
+      expiresAt: row.dueAt,
+    });
+    const link = await crossSite(`/api/callbacks/${token}`, 'carol-victim', ['user', 'manager'], true);
+    assert.equal(link.statusCode, 202, link.body);
+    assert.deepEqual((await w.host.host.waits.stores.values().next().value!.byRun(runId))!.approvals, ['callback']);
+    // the same, from the callback page itself (same origin): the manager's own approval
+    const own = await w.gateway.app.inject({
+      method: 'POST',
+      url: `/api/callbacks/${token}`,
+      headers: {
+        cookie: `sagaway_token=${await jwt('carol', ['user', 'manager'])}`,
+        'sec-fetch-site': 'same-origin',
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      payload: '',
+    });
+    assert.equal(own.statusCode, 202, own.body);
+    assert.equal((JSON.parse(own.body) as { status: string }).status, 'SIGNAL');
   } finally {
     await w.gateway.close();
     await w.host.close();
