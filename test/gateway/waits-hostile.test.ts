@@ -342,3 +342,27 @@ test("a cross-site browser request (no preflight: no body, or a form) never deci
     await w.host.close();
   }
 });
+
+test('remembered correlation signals are deleted once past their expiry (the longer of ttl and 24 h)', async () => {
+  const w = await world();
+  try {
+    for (let i = 0; i < 5; i++) {
+      const res = await post(w, '/api/signals/payment', 'hook', { key: `nobody-${i}`, data: { amount: 1 } });
+      assert.equal(res.status, 404);
+    }
+    assert.equal((await post(w, '/api/signals/payment', 'hook', { key: 'later', data: {}, ttl: '1h' })).status, 202);
+    const store = [...w.host.host.waits.stores.values()][0]! as unknown as {
+      db(): Promise<{ query(sql: string, p: unknown[]): Promise<Record<string, unknown>[]> }>;
+    };
+    const count = async () =>
+      Number((await (await store.db()).query('SELECT COUNT(*) AS n FROM "jr_signals"', []))[0]!['n']);
+    assert.equal(await count(), 6);
+    w.clock.advance(25 * 3600_000);
+    await w.host.host.waits.poll();
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await count(), 0, 'every signal row lives forever: nothing prunes the signals table');
+  } finally {
+    await w.gateway.close();
+    await w.host.close();
+  }
+});
