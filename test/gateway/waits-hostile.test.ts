@@ -30,6 +30,7 @@ gateway:
     - { path: /timers, runner: r, methods: [POST] }
     - { path: /sleeps, runner: r, methods: [POST] }
     - { path: /expenses, runner: r, methods: [POST] }
+    - { path: /pings, runner: r, methods: [POST] }
   auth:
     jwt: { secret: "${JWT_SECRET}" }
     apiKeys:
@@ -69,6 +70,17 @@ runners:
         steps:
           - { id: start, type: start, links: [{ to: nap }] }
           - { id: nap, type: wait, for: 1h, links: [{ to: ok, when: [SUCCESS] }] }
+          - { id: ok, type: success }
+      - id: ping
+        path: /pings
+        methods: [POST]
+        steps:
+          - { id: start, type: start, links: [{ to: pong }] }
+          - id: pong
+            type: wait
+            signal: { name: ping, key: parameters.id, roles: [user] }
+            timeout: 1h
+            links: [{ to: ok, when: ['*'] }]
           - { id: ok, type: success }
       - id: expense
         path: /expenses
@@ -361,6 +373,31 @@ test('remembered correlation signals are deleted once past their expiry (the lon
     await w.host.host.waits.poll();
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(await count(), 0, 'every signal row lives forever: nothing prunes the signals table');
+  } finally {
+    await w.gateway.close();
+    await w.host.close();
+  }
+});
+
+test('a messageId taken on one signal name (by a sender of its roles) does not swallow the same id on another', async () => {
+  const w = await world();
+  try {
+    // alice may send "ping" signals, not payments; she keeps one under the id a payment provider will use
+    const squat = await post(w, '/api/signals/ping', 'alice', { key: 'o9', data: {}, messageId: 'evt_9', ttl: '2h' });
+    assert.equal(squat.status, 202);
+    assert.equal(squat.body['status'], 'KEPT');
+    const res = await post(w, '/api/request/orders', 'alice', { order: 'o9' });
+    const runId = String(res.headers['x-request-id']);
+    const paid = await post(w, '/api/signals/payment', 'hook', { key: 'o9', data: { amount: 9 }, messageId: 'evt_9' });
+    assert.equal(paid.status, 202, JSON.stringify(paid.body));
+    assert.deepEqual(paid.body, { messageId: 'evt_9', status: 'APPLIED', duplicate: false, runId });
+    await w.host.host.waits.poll();
+    assert.equal((await status(w, runId)).outcome, 'SUCCESS');
+    // each name still applies an id once
+    const again = await post(w, '/api/signals/payment', 'hook', { key: 'o9', data: { amount: 9 }, messageId: 'evt_9' });
+    assert.deepEqual(again.body, { messageId: 'evt_9', status: 'APPLIED', duplicate: true });
+    const ping = await post(w, '/api/signals/ping', 'alice', { key: 'o9', data: {}, messageId: 'evt_9', ttl: '2h' });
+    assert.deepEqual(ping.body, { messageId: 'evt_9', status: 'KEPT', duplicate: true });
   } finally {
     await w.gateway.close();
     await w.host.close();
