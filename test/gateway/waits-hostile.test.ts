@@ -25,6 +25,7 @@ const jwt = (sub: string, roles: string[] = []) =>
 
 const CONFIG = `
 gateway:
+  limits: { bodyLimit: 8kb }
   apis:
     - { path: /orders, runner: r, methods: [POST] }
     - { path: /timers, runner: r, methods: [POST] }
@@ -202,7 +203,7 @@ test('signal bodies: __proto__ and deep nesting are refused before they reach a 
     assert.equal(proto.status, 400);
     const ctor = await post(w, url, 'hook', '{"constructor":{"prototype":{"polluted":true}}}');
     assert.equal(ctor.status, 400);
-    const deep = await post(w, url, 'hook', '['.repeat(5000) + ']'.repeat(5000));
+    const deep = await post(w, url, 'hook', '['.repeat(1000) + ']'.repeat(1000));
     assert.equal(deep.status, 400);
     const big = await post(w, url, 'hook', { pad: 'x'.repeat(200 * 1024) });
     assert.equal(big.status, 413);
@@ -398,6 +399,22 @@ test('a messageId taken on one signal name (by a sender of its roles) does not s
     assert.deepEqual(again.body, { messageId: 'evt_9', status: 'APPLIED', duplicate: true });
     const ping = await post(w, '/api/signals/ping', 'alice', { key: 'o9', data: {}, messageId: 'evt_9', ttl: '2h' });
     assert.deepEqual(ping.body, { messageId: 'evt_9', status: 'KEPT', duplicate: true });
+  } finally {
+    await w.gateway.close();
+    await w.host.close();
+  }
+});
+
+test('the wait routes keep to gateway.limits.bodyLimit when it is below their own limit', async () => {
+  const w = await world();
+  try {
+    const res = await post(w, '/api/request/orders', 'alice', { order: 'o10' });
+    const runId = String(res.headers['x-request-id']);
+    const body = { amount: 1, pad: 'x'.repeat(16 * 1024) }; // 16 KB: over the 8 KB of this gateway
+    assert.equal((await post(w, '/api/request/orders', 'alice', { order: 'o11', ...body })).status, 413);
+    assert.equal((await post(w, `/api/runs/${runId}/signals/payment`, 'hook', body)).status, 413);
+    assert.equal((await post(w, '/api/signals/payment', 'hook', { key: 'o10', data: body })).status, 413);
+    assert.equal((await status(w, runId)).status, 'WAITING');
   } finally {
     await w.gateway.close();
     await w.host.close();
