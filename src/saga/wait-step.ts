@@ -173,7 +173,9 @@ function keyText(value: unknown): string {
 /** `until`'s result: an ISO 8601 time or epoch milliseconds. */
 function dueTime(value: unknown): number {
   const ms = typeof value === 'number' ? value : typeof value === 'string' ? Date.parse(value) : NaN;
-  if (!Number.isFinite(ms)) throw new Error('until must give an ISO 8601 time or epoch milliseconds');
+  // within the range of a Date (±8.64e15 ms): beyond it the wait could not say when it is due
+  if (!Number.isFinite(ms) || Number.isNaN(new Date(ms).getTime()))
+    throw new Error('until must give an ISO 8601 time or epoch milliseconds (within the range of a date)');
   return ms;
 }
 

@@ -51,7 +51,8 @@ export function registerWaitRoutes(app: FastifyInstance, ctx: GatewayContext, si
     if (p === undefined) throw new SagawayError('UNAUTHORIZED', 'the credential is not valid');
     return p;
   };
-  const opts = { bodyLimit: SIGNAL_BODY_LIMIT };
+  // never above the gateway's own limit (an operator's smaller bodyLimit holds here too)
+  const opts = { bodyLimit: Math.min(SIGNAL_BODY_LIMIT, ctx.settings.limits.bodyLimit) };
 
   app.post<{ Params: Params }>(
     '/api/runs/:runId/signals/:name',

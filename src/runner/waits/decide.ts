@@ -1,4 +1,5 @@
 import type { ValidateFunction } from 'ajv';
+import { callerKey } from '../../core/caller.js';
 import { SagawayError } from '../../core/errors.js';
 import type { Principal } from '../../core/types.js';
 import type { WaitStep } from '../../saga/graph.js';
@@ -66,7 +67,9 @@ export async function decide(
 ): Promise<Decided> {
   for (let attempt = 0; attempt < 5; attempt++) {
     if (row.resolution !== null) throw new SagawayError('WAIT_RESOLVED', 'the wait has already ended');
-    if (row.dueAt <= now && decision !== 'cancel') throw new SagawayError(expired, 'the wait timed out');
+    // a cancel too: a poller may have taken the due wait already (SUCCESS, TIMEOUT) and resumed
+    // its run, and the cancel written now would be answered 202 CANCELLED for a run that goes on
+    if (row.dueAt <= now) throw new SagawayError(expired, 'the wait timed out');
     const { resolution, approvals } = outcomeOf(row, step, decision, data, principal);
     if (await store.resolve(row.waitId, row.version, resolution, approvals, now)) {
       const required = step.wait.approvals?.required;
@@ -93,7 +96,8 @@ function outcomeOf(
   if (decision === 'cancel') return { resolution: { value: 'CANCELLED' }, approvals: row.approvals };
   const rules = step.wait.approvals;
   const by = approverOf(principal);
-  if (rules !== undefined && !rules.selfApproval && row.caller !== null && by === row.caller) {
+  const self = principal !== null && !principal.anonymous && callerKey(principal, '') === row.caller;
+  if (rules !== undefined && !rules.selfApproval && row.caller !== null && self) {
     throw new SagawayError('SELF_APPROVAL', "the run's own caller cannot decide on its approval");
   }
   if (decision === 'reject') {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Cancel } from '../../core/cancel.js';
+import { callerKey } from '../../core/caller.js';
 import { toErrorInfo } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { EventMessage, EventReply } from '../../core/messages.js';
@@ -74,7 +75,8 @@ export function parkHook(p: ParkContext): ParkHook {
         signal: request.signal ?? null,
         key: request.key ?? null,
         dueAt,
-        caller: context.user && !context.user.anonymous ? context.user.sub : null,
+        // its caller key (core/caller.ts), not the bare sub: a token's subject may spell `apikey:alice`
+        caller: context.user && !context.user.anonymous ? callerKey(context.user, '') : null,
         createdAt: now,
       },
       p.instance,

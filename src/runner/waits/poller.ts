@@ -19,6 +19,11 @@ import { resumeWait, type WaitRunner } from './resume.js';
 const BATCH = 250;
 /** Resumed runs of one poller in progress at once, at most (the next claim waits below it). */
 const MAX_RESUMING = 1000;
+/**
+ * How often (waits' clock) a poll also deletes signals past their expiry (store.prune, a bounded
+ * batch): without it every correlation signal, kept or only remembered for its messageId, stays.
+ */
+const PRUNE_EVERY_MS = 10_000;
 
 export class WaitPoller {
   private timer: NodeJS.Timeout | undefined;
@@ -30,6 +35,7 @@ export class WaitPoller {
   /** resolves the current poll's wait for a nudge */
   private nudged: (() => void) | undefined;
   private closed = false;
+  private prunedAt = -Infinity;
   /** resumes in flight (awaited on close) */
   private readonly inFlight = new Set<Promise<void>>();
 
@@ -124,6 +130,13 @@ export class WaitPoller {
       if (!this.again) break;
     }
     await Promise.allSettled([...mine]);
+    const at = this.now();
+    if (!this.closed && at - this.prunedAt >= PRUNE_EVERY_MS) {
+      this.prunedAt = at;
+      await this.store.prune(at).catch((err: unknown) => {
+        this.runner.log.warn({ err: toErrorInfo(err) }, 'deleting expired signals failed; will retry');
+      });
+    }
     return total;
   }
 

@@ -1,4 +1,5 @@
 import type { ApiSettings, Settings } from '../../config/settings.js';
+import { callerKey } from '../../core/caller.js';
 import { SagawayError } from '../../core/errors.js';
 import { roleRefusal } from '../../core/roles.js';
 import type { Principal } from '../../core/types.js';
@@ -52,7 +53,7 @@ export class WaitSignals implements WaitService {
   /** `POST /api/runs/<runId>/cancel`: the run's own caller, or one of the wait's roles. */
   async cancel(runId: string, principal: Principal | null): Promise<Decided> {
     const { store, row, step } = await this.waitOf(runId);
-    const own = principal && !principal.anonymous && row.caller !== null && principal.sub === row.caller;
+    const own = principal && !principal.anonymous && row.caller !== null && callerKey(principal, '') === row.caller;
     const roles = step.wait.signal?.roles ?? [];
     if (!own && (roles.length === 0 || roleRefusal(roles, principal) !== undefined)) {
       throw new SagawayError(
@@ -112,12 +113,19 @@ export class WaitSignals implements WaitService {
       throw new SagawayError('SIGNALS_EXHAUSTED', 'too many signals are kept; try again later');
     }
     const keepUntil = now + signal.ttlMs;
+    // the stored id is the signal's name and its messageId (a name has no ':'): the id a sender of
+    // one signal takes must not make another signal's same id a duplicate that never applies
+    const id = `${name}:${signal.messageId}`;
     const seen = await home.keepSignal(
-      { messageId: signal.messageId, signal: name, key: signal.key, data: signal.data, keepUntil, consumedBy: null },
+      { messageId: id, signal: name, key: signal.key, data: signal.data, keepUntil, consumedBy: null },
       now + Math.max(signal.ttlMs, DEDUPE_MS),
     );
-    if (seen !== undefined) {
-      return { messageId: seen.messageId, status: seen.consumedBy !== null ? 'APPLIED' : 'KEPT', duplicate: true };
+    // remembered but never applied and no longer kept (a ttl-0 signal answered 404, a kept one
+    // that ran out): nothing took it, so its sender's retry looks for a wait again rather than
+    // being answered as a duplicate that never applies; claimSignal still lets it apply once
+    const retried = seen !== undefined && seen.consumedBy === null && seen.keepUntil <= now;
+    if (seen !== undefined && !retried) {
+      return { messageId: signal.messageId, status: seen.consumedBy !== null ? 'APPLIED' : 'KEPT', duplicate: true };
     }
     // keyed waits on `name` park in `home` only: their runners share its journal (checkSignalHomes)
     for (const row of await home.waitingFor(name, signal.key, 20)) {
@@ -127,19 +135,19 @@ export class WaitSignals implements WaitService {
       // kept: a refusal here would come after its messageId is remembered, and its retry would
       // be taken for a duplicate that never applies
       // the wait takes the signal, then the signal resolves the wait; a wait resolved otherwise gives it back
-      if (await home.claimSignal(signal.messageId, row.waitId)) {
+      if (await home.claimSignal(id, row.waitId)) {
         if (await home.resolve(row.waitId, row.version, { value: 'SIGNAL', data: signal.data }, row.approvals, now)) {
           this.nudge();
           return { messageId: signal.messageId, status: 'APPLIED', duplicate: false, runId: row.runId };
         }
-        await home.releaseSignal(signal.messageId, row.waitId);
+        await home.releaseSignal(id, row.waitId);
       } else {
         // a wait parking meanwhile took it (park.ts)
         return { messageId: signal.messageId, status: 'APPLIED', duplicate: false };
       }
     }
-    if (signal.ttlMs === 0)
-      throw new SagawayError('WAIT_NOT_FOUND', 'no run waits for this signal and key (ttl 0: not kept)');
+    if (signal.ttlMs === 0 || retried)
+      throw new SagawayError('WAIT_NOT_FOUND', 'no run waits for this signal and key (not kept)');
     return { messageId: signal.messageId, status: 'KEPT', duplicate: false };
   }
 

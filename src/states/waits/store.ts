@@ -36,7 +36,7 @@ export interface WaitRow {
   resolution: StoredResolution | null;
   /** principals (`sub`) that approved so far */
   approvals: string[];
-  /** the run's own caller (`sub`), for `selfApproval: false`; null = anonymous */
+  /** the run's own caller (its caller key, core/caller.ts: `jwt:<sub>`, `key:<name>`), for `selfApproval: false` and cancel; null = anonymous */
   caller: string | null;
   version: number;
   createdAt: number;
