@@ -96,7 +96,12 @@ function outcomeOf(
   if (decision === 'cancel') return { resolution: { value: 'CANCELLED' }, approvals: row.approvals };
   const rules = step.wait.approvals;
   const by = approverOf(principal);
-  const self = principal !== null && !principal.anonymous && callerKey(principal, '') === row.caller;
+  // A wait parked by an earlier version holds its caller's bare subject: matching it as well only ever
+  // refuses an approval, never lets one through.
+  const self =
+    principal !== null &&
+    !principal.anonymous &&
+    (callerKey(principal, '') === row.caller || principal.sub === row.caller);
   if (rules !== undefined && !rules.selfApproval && row.caller !== null && self) {
     throw new SagawayError('SELF_APPROVAL', "the run's own caller cannot decide on its approval");
   }
