@@ -243,7 +243,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   }
   // Encapsulated: a form's routes take the hooks, parsers and error handler set above.
   const checks = inputs.active ? inputs : undefined;
-  await app.register(requestForm, { ctx, rate, keys, checks, ends: endSource(options) }); // waits: ends
+  await app.register(requestForm, { ctx, rate, keys, checks, ends: endSource(options, ctx.streams) }); // waits: ends
   await app.register(streamForm, { ctx, rate, sagas, checks });
   registerOps(app, metrics, options.ready);
   registerStatusRoute(app, ctx, options.status);

@@ -98,10 +98,14 @@ interface World {
   clock: { now(): number; advance(ms: number): void };
 }
 
-async function world(): Promise<World> {
+async function world(maxPerClient?: number): Promise<World> {
   let t = Date.UTC(2026, 0, 1);
   const clock = { now: () => t, advance: (ms: number) => void (t += ms) };
-  const host = await startTestHost(CONFIG, { files: { 'office.mjs': OFFICE }, clock });
+  const config =
+    maxPerClient === undefined
+      ? CONFIG
+      : CONFIG.replace('gateway:\n', `gateway:\n  stream: { maxPerClient: ${maxPerClient} }\n`);
+  const host = await startTestHost(config, { files: { 'office.mjs': OFFICE }, clock });
   const gateway = await createGateway({
     settings: host.settings,
     service: host.host,
@@ -349,6 +353,52 @@ test('Prefer: wait=N holds the answer of a parked run for its end, or answers 20
     assert.equal(timedOut.statusCode, 202);
     assert.equal(timedOut.headers['preference-applied'], 'wait=1');
     assert.ok(Date.now() - began >= 900, 'held about a second');
+  } finally {
+    await w.gateway.close();
+    await w.host.close();
+  }
+});
+
+test('Prefer: wait=N holds count against gateway.stream.maxPerClient: past it the 202 comes at once, unheld', async () => {
+  const w = await world(1);
+  try {
+    const first = w.gateway.app.inject({
+      method: 'POST',
+      url: '/api/request/expenses',
+      headers: { ...as('alice'), 'content-type': 'application/json', prefer: 'wait=20' },
+      payload: JSON.stringify({ order: 'o8' }),
+    });
+    while (office().mails.find((m) => m.order === 'o8') === undefined) await new Promise((r) => setTimeout(r, 10));
+    // alice's one slot is held by the first: her second is answered at once, without the preference
+    const began = Date.now();
+    const second = await w.gateway.app.inject({
+      method: 'POST',
+      url: '/api/request/expenses',
+      headers: { ...as('alice'), 'content-type': 'application/json', prefer: 'wait=20' },
+      payload: JSON.stringify({ order: 'o9' }),
+    });
+    assert.equal(second.statusCode, 202);
+    assert.equal(second.headers['preference-applied'], undefined);
+    assert.ok(Date.now() - began < 5000, 'not held');
+    // another client has slots of its own
+    const bobs = await w.gateway.app.inject({
+      method: 'POST',
+      url: '/api/request/expenses',
+      headers: { ...as('bob'), 'content-type': 'application/json', prefer: 'wait=1' },
+      payload: JSON.stringify({ order: 'o10' }),
+    });
+    assert.equal(bobs.headers['preference-applied'], 'wait=1');
+    // the first ends (cancelled): its slot is given back
+    const runId = /\/api\/runs\/([^/]+)\//.exec(mailOf('o8').wait.callbacks['signal']!)![1]!;
+    assert.equal((await post(w, `/api/runs/${runId}/cancel`, 'alice')).status, 202);
+    assert.equal((await first).headers['preference-applied'], 'wait=20');
+    const third = await w.gateway.app.inject({
+      method: 'POST',
+      url: '/api/request/expenses',
+      headers: { ...as('alice'), 'content-type': 'application/json', prefer: 'wait=1' },
+      payload: JSON.stringify({ order: 'o11' }),
+    });
+    assert.equal(third.headers['preference-applied'], 'wait=1');
   } finally {
     await w.gateway.close();
     await w.host.close();

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SagaRequest, SagaResult } from '../../core/types.js';
 import type { StatusSource } from '../../core/messages.js';
+import type { StreamRegistry } from '../stream/limits.js';
 
 /**
  * `Prefer: wait=N` (RFC 7240 §4.3) on a one-shot request whose saga parks (issue 21): the
@@ -27,6 +28,8 @@ export function preferredWait(header: string | string[] | undefined): number | u
 /** Where a held request learns of the end: the status, and the local runs' end (embedded). */
 export interface EndSource {
   status: StatusSource;
+  /** the gateway's open streams: a held answer takes one of the client's slots while it is held */
+  streams: StreamRegistry;
   /** subscribe to the end of runs resumed in this process; returns the unsubscribe */
   onEnded?(listener: (runId: string) => void): () => void;
 }
@@ -87,20 +90,33 @@ export async function held(
 ): Promise<SagaResult> {
   const seconds = preferredWait(request.headers['prefer']);
   if (seconds === undefined || seconds === 0) return result;
-  reply.header('preference-applied', `wait=${seconds}`);
-  const end = await awaitEnd(ends, req.caller ?? '', result.runId ?? req.requestId, seconds, gone);
-  return end ?? result;
+  // A held answer is an open connection whose status is read 4 times a second, like a stream:
+  // it counts against gateway.stream.maxPerClient and maxStreams. Past them the preference is
+  // not applied (RFC 7240 lets a server ignore it): the 202 goes at once, without the header.
+  const client = req.caller ?? '';
+  if (ends.streams.admit(client) !== undefined) return result;
+  try {
+    reply.header('preference-applied', `wait=${seconds}`);
+    const end = await awaitEnd(ends, client, result.runId ?? req.requestId, seconds, gone);
+    return end ?? result;
+  } finally {
+    ends.streams.release(client);
+  }
 }
 
 /** The end source of a gateway (server.ts): its status source, and its process's waits. */
-export function endSource(options: {
-  status?: StatusSource;
-  waits?: { onEnded?(l: (runId: string) => void): () => void };
-}): EndSource | undefined {
+export function endSource(
+  options: {
+    status?: StatusSource;
+    waits?: { onEnded?(l: (runId: string) => void): () => void };
+  },
+  streams: StreamRegistry,
+): EndSource | undefined {
   if (options.status === undefined) return undefined;
   const waits = options.waits;
   return {
     status: options.status,
+    streams,
     ...(waits?.onEnded ? { onEnded: (l: (runId: string) => void) => waits.onEnded!(l) } : {}),
   };
 }
