@@ -41,6 +41,12 @@ test('wait steps: each form checked with its location', () => {
     'steps.1.approvals: approvals need a signal',
   ]);
   assert.deepEqual(errors(sagaWith({ for: 0 })), ['steps.1.for: must be longer than 0']);
+  // past a Date's range no run could say when its wait is due: refused at load, not a 500 per run
+  assert.deepEqual(errors(sagaWith({ for: '99999999999h' })), ['steps.1.for: must be at most 100 years']);
+  assert.deepEqual(errors(sagaWith({ signal: { name: 'x' }, timeout: 1e17 })), [
+    'steps.1.timeout: must be at most 100 years',
+  ]);
+  assert.deepEqual(errors(sagaWith({ for: '876000h' })), []);
   assert.match(errors(sagaWith({ until: '$.(' }))[0] ?? '', /^steps\.1\.until: JSONata: /);
   assert.match(
     errors(sagaWith({ signal: { name: 'x', key: '((' }, timeout: '1h' }))[0] ?? '',

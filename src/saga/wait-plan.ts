@@ -34,6 +34,9 @@ export interface WaitPlan<M = unknown> {
 }
 
 /** The fields only a wait step may carry. */
+/** The longest `for` or `timeout`: 100 years (a date far past it is out of a Date's range). */
+const MAX_WAIT_MS = 100 * 365.25 * 24 * 3600 * 1000;
+
 const WAIT_ONLY = ['for', 'until', 'signal', 'approvals', 'timeout', 'notify'] as const;
 
 type Err = (at: (string | number)[], message: string) => void;
@@ -55,7 +58,11 @@ export function checkWaitStep(step: RawStep, i: number, err: Err): void {
     err(at('timeout'), 'only a signal wait has a timeout (a timer ends when it is due)');
   if (step.approvals !== undefined && step.signal === undefined) err(at('approvals'), 'approvals need a signal');
   for (const key of ['for', 'timeout'] as const) {
-    if (step[key] !== undefined && !((parseDuration(step[key]) ?? 0) > 0)) err(at(key), 'must be longer than 0');
+    if (step[key] === undefined) continue;
+    const ms = parseDuration(step[key]) ?? 0;
+    if (!(ms > 0)) err(at(key), 'must be longer than 0');
+    // past it, no date says when the wait is due, and every run would fail at the step
+    else if (ms > MAX_WAIT_MS) err(at(key), 'must be at most 100 years');
   }
   tryExpression(step.until, at('until'), err);
   tryExpression(step.signal?.key, at('signal', 'key'), err);

@@ -30,7 +30,20 @@ export function callbackPage(
   );
 }
 
-/** A request path as logged: a callback token is a capability, so it never reaches a log line. */
+/**
+ * A request path as logged: a callback token is a capability, so it never reaches a log line,
+ * nor when it comes spelled otherwise (`//api/callbacks/T`, `/api/%63allbacks/T`, any case):
+ * those answer 404, and the token they carry still works on the real path.
+ */
 export function withoutToken(path: string): string {
-  return path.startsWith('/api/callbacks/') ? '/api/callbacks/<token>' : path;
+  if (path.startsWith('/api/callbacks/')) return '/api/callbacks/<token>';
+  // the common path costs two searches; only a path that could spell it otherwise is decoded
+  if (!path.includes('%') && !/allbacks/i.test(path)) return path;
+  let plain = path;
+  try {
+    plain = decodeURIComponent(path);
+  } catch {
+    /* malformed: judged as sent */
+  }
+  return /\/api\/callbacks\//i.test(plain.replace(/\/+/g, '/')) ? '/api/callbacks/<token>' : path;
 }
