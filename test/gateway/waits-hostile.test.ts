@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { createGateway, type Gateway } from '../../src/gateway/server.js';
 import { startTestHost, type TestHost } from '../../src/testing/index.js';
+import { postTo, statusOf } from './waits-client.js';
 import { capturingLogger } from '../security/inject-canary.js';
 
 /**
@@ -122,24 +123,12 @@ async function world(): Promise<World> {
 
 const as = (who: keyof typeof KEYS | undefined) => (who ? { 'x-api-key': KEYS[who] } : {});
 
-async function post(w: World, url: string, who: keyof typeof KEYS | undefined, body?: unknown | string) {
-  const res = await w.gateway.app.inject({
-    method: 'POST',
-    url,
-    headers: { ...as(who), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
-  });
-  return { status: res.statusCode, body: res.json() as Record<string, unknown>, headers: res.headers };
+function post(w: World, url: string, who: keyof typeof KEYS | undefined, body?: unknown) {
+  return postTo(w.gateway, url, as(who), body);
 }
 
-async function status(w: World, runId: string, who: keyof typeof KEYS = 'alice') {
-  const res = await w.gateway.app.inject({ method: 'GET', url: `/api/status/${runId}`, headers: as(who) });
-  return res.json() as {
-    status: string;
-    outcome?: string;
-    response?: Record<string, unknown>;
-    error?: { code: string };
-  };
+function status(w: World, runId: string, who: keyof typeof KEYS = 'alice') {
+  return statusOf(w.gateway, runId, as(who));
 }
 
 test('a keyed signal refused 404 (ttl 0, no wait yet) is applied when its sender retries it once the wait exists', async () => {
