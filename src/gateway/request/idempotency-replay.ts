@@ -10,8 +10,8 @@ import { problemFor, sendProblem } from '../http/helpers/problem.js';
  * what of a response is stored for them.
  */
 
-/** Response headers a replay repeats. */
-const STORED_HEADERS = ['content-type', 'content-security-policy'] as const;
+/** Response headers a replay repeats (`location`: a parked run's 202 names where its outcome will be). */
+const STORED_HEADERS = ['content-type', 'content-security-policy', 'location'] as const;
 
 /** The response as it is stored: its status, the headers a replay repeats, and its body unless over `maxBody`. */
 export function toStored(reply: FastifyReply, payload: unknown, maxBody: number): StoredResponse {
