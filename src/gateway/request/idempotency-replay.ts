@@ -22,8 +22,12 @@ export function toStored(reply: FastifyReply, payload: unknown, maxBody: number)
   }
   const text = typeof payload === 'string';
   const body = text ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : Buffer.alloc(0);
-  // A payload that is neither text nor bytes (a stream) cannot be kept either.
-  const omitted = body.length > maxBody || (!text && !Buffer.isBuffer(payload) && payload != null);
+  // A payload that is neither text nor bytes (a stream) cannot be kept either; nor can a body
+  // that was never there (a replay read from a run kept without its body: stored as omitted too).
+  const omitted =
+    body.length > maxBody ||
+    (!text && !Buffer.isBuffer(payload) && payload != null) ||
+    reply.getHeader('idempotent-body-omitted') === 'true';
   return { status: reply.statusCode, headers, body: omitted ? Buffer.alloc(0) : body, omitted };
 }
 

@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { silentLogger } from '../../src/core/logger.js';
+import type { SagaResult } from '../../src/core/types.js';
+import type { AnyRunStatus } from '../../src/core/messages.js';
+import { createGateway } from '../../src/gateway/server.js';
+import { ScriptedService } from './harness.js';
+import { post, settings } from './idempotency-harness.js';
+
+/** Probes of a keyed retry answered from its run's status (h3/idem). */
+
+const LOST_ANSWER: SagaResult = {
+  outcome: 'FAIL',
+  http: 503,
+  error: { code: 'RUNNER_UNAVAILABLE', message: 'the connection to runner "main" was lost' },
+  ran: 'unknown',
+};
+const at = new Date(0).toISOString();
+
+test('a run kept without its body: every later replay says so too (Idempotent-Body-Omitted), not only the first', async () => {
+  const runs = new Map<string, AnyRunStatus>();
+  const status = { lookup: async (_scope: string, id: string) => runs.get(id) };
+  const service = new ScriptedService(() => LOST_ANSWER);
+  const gw = await createGateway({ settings: settings(), service, log: silentLogger(), status });
+  try {
+    const first = await post(gw, 'omit', { sku: 'A' });
+    assert.equal(first.statusCode, 503);
+    const runId = String(first.headers['x-request-id']);
+    runs.set(runId, {
+      requestId: runId,
+      status: 'DONE',
+      outcome: 'SUCCESS',
+      http: 201,
+      responseOmitted: 9_000_000,
+      startedAt: at,
+      updatedAt: at,
+    } as AnyRunStatus);
+    const retry = await post(gw, 'omit', { sku: 'A' });
+    assert.equal(retry.statusCode, 201);
+    assert.equal(retry.headers['idempotent-body-omitted'], 'true');
+    const again = await post(gw, 'omit', { sku: 'A' });
+    assert.equal(again.statusCode, 201);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(again.headers['idempotent-body-omitted'], 'true', 'the stored replay says the body is omitted');
+    assert.equal(again.headers['content-type'], undefined);
+    assert.equal(service.calls.length, 1);
+  } finally {
+    await gw.close();
+  }
+});
