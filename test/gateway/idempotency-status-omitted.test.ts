@@ -48,3 +48,25 @@ test('a run kept without its body: every later replay says so too (Idempotent-Bo
     await gw.close();
   }
 });
+
+test('a retry whose run is parked (WAITING) gets the 202 the first request got, with its Location, not 409', async () => {
+  const runs = new Map<string, AnyRunStatus>();
+  const status = { lookup: async (_scope: string, id: string) => runs.get(id) };
+  const service = new ScriptedService(() => LOST_ANSWER);
+  const base = settings();
+  const s = { ...base, gateway: { ...base.gateway, limits: { ...base.gateway.limits, timeoutMs: 300 } } };
+  const gw = await createGateway({ settings: s, service, log: silentLogger(), status });
+  try {
+    const first = await post(gw, 'parked', { sku: 'A' });
+    assert.equal(first.statusCode, 503);
+    const runId = String(first.headers['x-request-id']);
+    const waitingOn = { step: 'approval', kind: 'signal', until: at };
+    runs.set(runId, { requestId: runId, status: 'WAITING', waitingOn, startedAt: at, updatedAt: at } as AnyRunStatus);
+    const retry = await post(gw, 'parked', { sku: 'A' });
+    assert.equal(retry.statusCode, 202, `got ${retry.statusCode} ${retry.body}`);
+    assert.equal(retry.headers['location'], `/api/status/${runId}`);
+    assert.equal(service.calls.length, 1);
+  } finally {
+    await gw.close();
+  }
+});

@@ -41,7 +41,8 @@ export function inUse(request: FastifyRequest, reply: FastifyReply): void {
 }
 
 /**
- * The outcome of a run as its status shows it, when it has one: DONE with its result, or LOST
+ * The outcome of a run as its status shows it, when it has one: DONE with its result, WAITING
+ * (parked: the 202 its request was answered with), or LOST
  * (an outcome bucket's run whose runner died without a journal: it will never have one, and is
  * answered as its caller was, 504).
  */
@@ -53,6 +54,13 @@ export function outcomeOf(run: AnyRunStatus): SagaResult | undefined {
       http: 504,
     };
     return { outcome: 'TIMEOUT', http: 504, error };
+  }
+  if (run.status === 'WAITING') {
+    // waits: parked (for days, maybe): answered as the first request was, 202 with its Location
+    // (sendResult), not held a timeout and refused 409 at every retry while it waits
+    const waitingOn = 'waitingOn' in run && run.waitingOn !== undefined ? { waitingOn: run.waitingOn } : {};
+    const response = { status: 'WAITING', runId: run.requestId, ...waitingOn };
+    return { outcome: 'WAITING', http: 202, response, runId: run.requestId };
   }
   if (run.status !== 'DONE' || run.outcome === undefined || run.http === undefined) return undefined;
   return {
