@@ -36,3 +36,25 @@ test('a replayed 202 of a parked run keeps its Location (where the outcome will 
       assert.equal(again.headers['location'], location);
     },
   ));
+
+// Not fixed (h3/idem, proposed): DESIGN §5 "requestId equals the X-Request-Id header". A replayed
+// problem carries the first request's requestId under the retry's own X-Request-Id, an id that
+// names no run (/api/status/<it> is 404).
+test(
+  'a replayed problem: its requestId equals the X-Request-Id of the replay',
+  { todo: 'a replay keeps its own X-Request-Id; the stored body names the first run' },
+  () =>
+    withGateway(
+      new ScriptedService((): SagaResult => ({
+        outcome: 'FAIL',
+        http: 409,
+        error: { code: 'OUT_OF_STOCK', message: 'none left', http: 409 },
+      })),
+      async (gw) => {
+        await post(gw, 'p-1', { a: 1 });
+        const again = await post(gw, 'p-1', { a: 1 });
+        assert.equal(again.headers['idempotent-replayed'], 'true');
+        assert.equal(JSON.parse(again.body).requestId, again.headers['x-request-id']);
+      },
+    ),
+);

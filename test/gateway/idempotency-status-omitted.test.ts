@@ -70,3 +70,32 @@ test('a retry whose run is parked (WAITING) gets the 202 the first request got, 
     await gw.close();
   }
 });
+
+// Not fixed (h3/idem, proposed): the status of a SUSPENDED run does not hold the step and error its
+// 202 named, so a retry cannot be answered as its first request was.
+test(
+  'a retry whose run is SUSPENDED gets a 202 with its Location, not 409 at every retry',
+  { todo: 'RunStatus of a SUSPENDED run lacks the step and error of its 202 body' },
+  async () => {
+    const runs = new Map<string, AnyRunStatus>();
+    const status = { lookup: async (_scope: string, id: string) => runs.get(id) };
+    const base = settings();
+    const s = { ...base, gateway: { ...base.gateway, limits: { ...base.gateway.limits, timeoutMs: 300 } } };
+    const gw = await createGateway({
+      settings: s,
+      service: new ScriptedService(() => LOST_ANSWER),
+      log: silentLogger(),
+      status,
+    });
+    try {
+      const first = await post(gw, 'suspended', { sku: 'A' });
+      const runId = String(first.headers['x-request-id']);
+      runs.set(runId, { requestId: runId, status: 'SUSPENDED', startedAt: at, updatedAt: at } as AnyRunStatus);
+      const retry = await post(gw, 'suspended', { sku: 'A' });
+      assert.equal(retry.statusCode, 202, `got ${retry.statusCode}`);
+      assert.equal(retry.headers['location'], `/api/status/${runId}`);
+    } finally {
+      await gw.close();
+    }
+  },
+);
