@@ -10,8 +10,8 @@ import { problemFor, sendProblem } from '../http/helpers/problem.js';
  * what of a response is stored for them.
  */
 
-/** Response headers a replay repeats. */
-const STORED_HEADERS = ['content-type', 'content-security-policy'] as const;
+/** Response headers a replay repeats (`location`: a parked run's 202 names where its outcome will be). */
+const STORED_HEADERS = ['content-type', 'content-security-policy', 'location'] as const;
 
 /** The response as it is stored: its status, the headers a replay repeats, and its body unless over `maxBody`. */
 export function toStored(reply: FastifyReply, payload: unknown, maxBody: number): StoredResponse {
@@ -22,8 +22,12 @@ export function toStored(reply: FastifyReply, payload: unknown, maxBody: number)
   }
   const text = typeof payload === 'string';
   const body = text ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : Buffer.alloc(0);
-  // A payload that is neither text nor bytes (a stream) cannot be kept either.
-  const omitted = body.length > maxBody || (!text && !Buffer.isBuffer(payload) && payload != null);
+  // A payload that is neither text nor bytes (a stream) cannot be kept either; nor can a body
+  // that was never there (a replay read from a run kept without its body: stored as omitted too).
+  const omitted =
+    body.length > maxBody ||
+    (!text && !Buffer.isBuffer(payload) && payload != null) ||
+    reply.getHeader('idempotent-body-omitted') === 'true';
   return { status: reply.statusCode, headers, body: omitted ? Buffer.alloc(0) : body, omitted };
 }
 
@@ -37,7 +41,8 @@ export function inUse(request: FastifyRequest, reply: FastifyReply): void {
 }
 
 /**
- * The outcome of a run as its status shows it, when it has one: DONE with its result, or LOST
+ * The outcome of a run as its status shows it, when it has one: DONE with its result, WAITING
+ * (parked: the 202 its request was answered with), or LOST
  * (an outcome bucket's run whose runner died without a journal: it will never have one, and is
  * answered as its caller was, 504).
  */
@@ -49,6 +54,13 @@ export function outcomeOf(run: AnyRunStatus): SagaResult | undefined {
       http: 504,
     };
     return { outcome: 'TIMEOUT', http: 504, error };
+  }
+  if (run.status === 'WAITING') {
+    // waits: parked (for days, maybe): answered as the first request was, 202 with its Location
+    // (sendResult), not held a timeout and refused 409 at every retry while it waits
+    const waitingOn = 'waitingOn' in run && run.waitingOn !== undefined ? { waitingOn: run.waitingOn } : {};
+    const response = { status: 'WAITING', runId: run.requestId, ...waitingOn };
+    return { outcome: 'WAITING', http: 202, response, runId: run.requestId };
   }
   if (run.status !== 'DONE' || run.outcome === undefined || run.http === undefined) return undefined;
   return {

@@ -93,8 +93,10 @@ export class MemoryKeyStore implements RequestKeyStore {
     if (row === undefined || row.owner !== owner) return false;
     this.rows.delete(id);
     this.rows.set(id, { ...row, expiresAt, response });
-    this.bytes += response.body.length;
-    if (row.scope !== undefined) this.shareBytes(id, row.scope, response.body.length);
+    // a row stored again (two retries answered from one run at once) gives its old body's bytes back
+    const added = response.body.length - (row.response?.body.length ?? 0);
+    this.bytes += added;
+    if (row.scope !== undefined) this.shareBytes(id, row.scope, added);
     this.bound();
     return true;
   }

@@ -18,7 +18,7 @@
 /** The response kept for replays. */
 export interface StoredResponse {
   status: number;
-  /** the headers a replay repeats (content-type, content-security-policy) */
+  /** the headers a replay repeats (content-type, content-security-policy, location) */
   headers: Readonly<Record<string, string>>;
   body: Buffer;
   /** the body was over the size limit and is not kept (`body` is empty) */
