@@ -84,14 +84,20 @@ export class JournalRunAdmin implements RunAdmin {
       status: request.dryRun ? d.status : 'RUNNING',
     };
     if (request.dryRun) return outcome;
-    const fromStart = plan.from.type === 'start';
     const input = request.input ?? d.input;
-    const payload = fromStart ? null : isObject(d.payload) ? { ...d.payload } : { parameters: d.input };
-    if (payload && request.input !== undefined) payload['parameters'] = request.input;
+    // from the start: the payload a run begins with, resumed at the start step like any other
+    // (its visits and compensations kept: a step that had succeeded runs again under a new key)
+    const payload =
+      plan.from.type === 'start'
+        ? { parameters: input }
+        : isObject(d.payload)
+          ? { ...d.payload }
+          : { parameters: d.input };
+    if (request.input !== undefined) payload['parameters'] = request.input;
     await this.write(state, rec, {
       status: 'RUNNING',
       owner: REDRIVE_OWNER,
-      next: fromStart ? null : plan.from.id,
+      next: plan.from.id,
       payload,
       input,
       result: null,
