@@ -94,7 +94,12 @@ export class JournalRunAdmin implements RunAdmin {
           ? { ...d.payload }
           : { parameters: d.input };
     if (request.input !== undefined) payload['parameters'] = request.input;
+    // waits: a wait step that failed the run itself (timed out, rejected or cancelled, no link
+    // for it) is waited anew: its resolution, replayed, would fail the run the same way at once
+    const waited = isObject(d['waitResult']) ? d['waitResult'] : undefined;
+    const rewait = waited?.['step'] === plan.from.id && d.result?.error?.step === plan.from.id;
     await this.write(state, rec, {
+      ...(rewait ? { waitResult: null } : {}),
       status: 'RUNNING',
       owner: REDRIVE_OWNER,
       next: plan.from.id,
