@@ -43,6 +43,10 @@ test('a run whose wait timed out, redriven from the failed step, waits again', a
   assert.equal(res.body['fromStep'], 'hold');
   const again = await statusWhen(w, runId, (s) => s.status !== 'RUNNING');
   assert.equal(again.status, 'WAITING', JSON.stringify(again));
+  // a waiting run is not redriven: the refusal names the operator's route, abort (cancel is the caller's)
+  const refused = await post(w, `/api/runs/${runId}/redrive`, { reason: 'twice' });
+  assert.equal(refused.body['code'], 'RUN_NOT_REDRIVABLE');
+  assert.match(String(refused.body['detail']), /\/abort\b/);
   // a new wait: its signal now ends the run
   const signal = await post(w, `/api/runs/${runId}/signals/go`, {});
   assert.equal(signal.status, 202, JSON.stringify(signal.body));

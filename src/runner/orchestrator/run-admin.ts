@@ -57,7 +57,9 @@ export class JournalRunAdmin implements RunAdmin {
       throw alreadyRedriven();
     }
     if (d.status === 'RUNNING' || d.status === 'WAITING') {
-      throw notRedrivable(`the run is ${d.status}; a waiting run is cancelled (POST /api/runs/<runId>/cancel)`);
+      throw notRedrivable(
+        `the run is ${d.status}; an operator cancels a waiting run with POST /api/runs/<runId>/abort`,
+      );
     }
     if (d.status === 'DONE') {
       const outcome = d.result?.outcome;
