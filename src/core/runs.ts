@@ -77,7 +77,7 @@ export interface RedriveRequest {
   dryRun: boolean;
   /** why (kept in the run's history) */
   reason: string;
-  /** who (the caller's subject, or `loopback`) */
+  /** who (the caller key: `key:<name>`, `jwt:<subject>`; or `loopback`) */
   by: string;
 }
 

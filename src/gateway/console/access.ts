@@ -1,6 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { ConsoleSettings } from '../../config/settings.js';
+import { callerKey } from '../../core/caller.js';
 import type { CompiledApi } from '../apis/api-map.js';
 import type { AuthDecision } from '../auth/authenticator.js';
 import { extractCredential } from '../auth/credentials.js';
@@ -84,7 +85,8 @@ function consoleApi(settings: Guarded): CompiledApi {
 
 /**
  * The onRequest check of every console route (and of the run routes, with `gateway.admin`'s
- * roles). The caller let in is left on the request (`adminCaller`): its subject, or `loopback`.
+ * roles). The caller let in is left on the request (`adminCaller`): its caller key (`key:<name>`,
+ * `jwt:<subject>`), or `loopback`.
  */
 export function consoleGuard(ctx: GatewayContext, settings: Guarded): onRequestHookHandler {
   const api = consoleApi(settings);
@@ -102,7 +104,9 @@ export function consoleGuard(ctx: GatewayContext, settings: Guarded): onRequestH
     const credential = extractCredential(request.headers, ctx.settings.auth.cookie, undefined);
     const finish = (decision: AuthDecision): void => {
       if (decision.ok) {
-        callers.set(request, decision.principal.sub);
+        // by kind of credential (core/caller.ts): a token whose subject is "loopback" or
+        // "apikey:ops" is neither this machine nor that API key
+        callers.set(request, callerKey(decision.principal, ''));
         done();
       } else
         sendProblem(
@@ -134,7 +138,7 @@ export async function wouldPass(ctx: GatewayContext, settings: Guarded, request:
 /** The callers the guard let in, by request (a WeakMap: nothing added to fastify's request type). */
 const callers = new WeakMap<FastifyRequest, string>();
 
-/** Who the guard let in for this request: the principal's subject, or `loopback`. */
+/** Who the guard let in for this request: the principal's caller key, or `loopback`. */
 export function adminCaller(request: FastifyRequest): string {
   return callers.get(request) ?? 'unknown';
 }

@@ -76,7 +76,8 @@ export class JournalScans {
 
   /**
    * Runs of this runner and deployment that are RUNNING while their owner is gone, claimed for
-   * this process (compare-and-set on the record version, so two survivors never both take one).
+   * this process (compare-and-set on the record version, so two survivors never both take one);
+   * each as written, with `claimedFrom`: its owner before (not stored).
    */
   async claimOrphans(isLive: (instance: string) => boolean, limit = 100): Promise<StateRecord[]> {
     await this.ensureIndexed();
@@ -92,13 +93,13 @@ export class JournalScans {
         const owner = rec.data['owner'];
         if (typeof owner !== 'string' || isLive(owner)) continue;
         try {
-          claimed.push(
-            await this.state.update(
-              rec.id,
-              { owner: this.instance, updatedAt: Date.now() },
-              { expectedVersion: rec.version },
-            ),
+          const taken = await this.state.update(
+            rec.id,
+            { owner: this.instance, updatedAt: Date.now() },
+            { expectedVersion: rec.version },
           );
+          // whom it was taken from (not stored): resume.ts names a redrive's trace by it
+          claimed.push({ ...taken, data: { ...taken.data, claimedFrom: owner } });
         } catch (err) {
           if (!(err instanceof SagawayError && (err.code === 'STALE_VERSION' || err.code === 'RECORD_NOT_FOUND')))
             throw err;

@@ -16,7 +16,8 @@ export function redrivePlan(
   next: string | undefined,
 ): { from: CompiledStep; steps: RedriveStep[] } {
   const id = fromStep === 'failed' ? next : fromStep;
-  const from = id === undefined ? saga.start : saga.steps.get(id);
+  // `start` is the start step whatever its id (docs/runs.md)
+  const from = id === undefined ? saga.start : (saga.steps.get(id) ?? (id === 'start' ? saga.start : undefined));
   if (!from || from.type === 'success' || from.type === 'fail') {
     throw new SagawayError(
       'VALIDATION_FAILED',

@@ -80,8 +80,9 @@ export async function resumeOrphans(
         const progress = { undo: d.undo ?? [], visits: d.visits ?? {} };
         const waited = d['waitResult'] as WaitResolution | null | undefined; // waits: resumed from a wait
         // tracing: a new trace, linked to the run's first (run-span.ts); a redrive or abort
-        // hands the record to REDRIVE_OWNER, which the trace names
-        const kind = d.owner === REDRIVE_OWNER ? 'redrive' : 'resume';
+        // hands the record to REDRIVE_OWNER, which the trace names (the claim made this process
+        // its owner: journal-scans.ts says whom from)
+        const kind = d['claimedFrom'] === REDRIVE_OWNER ? 'redrive' : 'resume';
         const otel = runSpan(kind, d.sagaId, d.runId, host.name, journaledTrace(d.trace));
         result = await runSaga(host.engine(), {
           saga,

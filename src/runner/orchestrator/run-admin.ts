@@ -57,7 +57,9 @@ export class JournalRunAdmin implements RunAdmin {
       throw alreadyRedriven();
     }
     if (d.status === 'RUNNING' || d.status === 'WAITING') {
-      throw notRedrivable(`the run is ${d.status}; a waiting run is cancelled (POST /api/runs/<runId>/cancel)`);
+      throw notRedrivable(
+        `the run is ${d.status}; an operator cancels a waiting run with POST /api/runs/<runId>/abort`,
+      );
     }
     if (d.status === 'DONE') {
       const outcome = d.result?.outcome;
@@ -84,14 +86,25 @@ export class JournalRunAdmin implements RunAdmin {
       status: request.dryRun ? d.status : 'RUNNING',
     };
     if (request.dryRun) return outcome;
-    const fromStart = plan.from.type === 'start';
     const input = request.input ?? d.input;
-    const payload = fromStart ? null : isObject(d.payload) ? { ...d.payload } : { parameters: d.input };
-    if (payload && request.input !== undefined) payload['parameters'] = request.input;
+    // from the start: the payload a run begins with, resumed at the start step like any other
+    // (its visits and compensations kept: a step that had succeeded runs again under a new key)
+    const payload =
+      plan.from.type === 'start'
+        ? { parameters: input }
+        : isObject(d.payload)
+          ? { ...d.payload }
+          : { parameters: d.input };
+    if (request.input !== undefined) payload['parameters'] = request.input;
+    // waits: a wait step that failed the run itself (timed out, rejected or cancelled, no link
+    // for it) is waited anew: its resolution, replayed, would fail the run the same way at once
+    const waited = isObject(d['waitResult']) ? d['waitResult'] : undefined;
+    const rewait = waited?.['step'] === plan.from.id && d.result?.error?.step === plan.from.id;
     await this.write(state, rec, {
+      ...(rewait ? { waitResult: null } : {}),
       status: 'RUNNING',
       owner: REDRIVE_OWNER,
-      next: fromStart ? null : plan.from.id,
+      next: plan.from.id,
       payload,
       input,
       result: null,

@@ -68,7 +68,14 @@ export async function listRuns(states: readonly State[], indexes: RunIndexes, q:
       }),
     ),
   );
-  const merged = lists.flatMap((l) => l.recs).sort(newestFirst);
+  let merged = lists.flatMap((l) => l.recs).sort(newestFirst);
+  // A list with more to come may have stopped before its `limit` (the store's page budget:
+  // `maxPageSize`, `maxValues`): what it did not return is older than its last run, so nothing
+  // older than the newest such last run is shown yet (the cursor would skip the runs between).
+  const frontier = lists
+    .flatMap((l) => (l.more && l.recs.length > 0 ? [l.recs[l.recs.length - 1]!] : []))
+    .sort(newestFirst)[0];
+  if (frontier) merged = merged.slice(0, merged.indexOf(frontier) + 1);
   const shown = merged.slice(0, q.limit);
   const more = merged.length > q.limit || lists.some((l) => l.more);
   const last = shown[shown.length - 1];

@@ -1,0 +1,66 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { silentLogger } from '../../src/core/logger.js';
+import { createGateway } from '../../src/gateway/server.js';
+import { startTestHost } from '../../src/testing/index.js';
+
+/**
+ * The run routes count against the gateway's rate limit (docs/runs.md), and so does a request
+ * they refuse for its credential (docs/gateway.md, Rate limits: "wrong API keys or forged tokens
+ * cannot be tried without end").
+ */
+
+const OPS = 'key-ops-0123456789';
+const sha = (k: string) => createHash('sha256').update(k).digest('hex');
+
+const CONFIG = `
+gateway:
+  limits: { rate: { max: 3, window: 1m } }
+  apis:
+    - { path: /ok, runner: r, methods: [POST], public: true }
+  auth:
+    apiKeys:
+      - { name: ops, sha256: "${sha(OPS)}", roles: [ops] }
+  admin: { roles: [ops] }
+states:
+  jr: { type: sqlite, file: ./journal.db }
+runners:
+  r:
+    handlers: [./h.mjs]
+    journal: jr
+    sagas:
+      - id: okay
+        path: /ok
+        methods: [POST]
+        steps:
+          - { id: start, type: start, links: [{ to: one }] }
+          - { id: one, type: event, eventMeta: { handler: h, action: Ok, version: 0 }, links: [{ to: done }] }
+          - { id: done, type: success }
+`;
+
+const HANDLER = `export default { name: 'h', actions: { Ok: { 0: () => ({ fine: true }) } } };`;
+
+test('wrong API keys tried on /api/runs are counted: past the limit the answer is 429', async (t) => {
+  const host = await startTestHost(CONFIG, { files: { 'h.mjs': HANDLER } });
+  const gateway = await createGateway({
+    settings: host.settings,
+    service: host.host,
+    log: silentLogger(),
+    status: host.host.statusReader(),
+    ...host.host.runAdmin(),
+  });
+  t.after(async () => {
+    await gateway.close();
+    await host.close();
+  });
+  const { port } = await gateway.listen(0, '127.0.0.1');
+  const codes: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    const res = await fetch(`http://127.0.0.1:${port}/api/runs`, { headers: { 'x-api-key': `guess-${i}-0123456789` } });
+    await res.arrayBuffer();
+    codes.push(res.status);
+  }
+  assert.equal(codes[0], 401);
+  assert.equal(codes[5], 429, `codes: ${codes.join(', ')}`);
+});
