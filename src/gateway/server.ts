@@ -263,6 +263,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         traces: options.traces ?? [],
         ...(options.status ? { status: options.status } : {}),
         ...(options.runs ? { runs: options.runs } : {}),
+        ...(rate.active ? { rate: rate.hook } : {}),
       })
     : undefined;
 

@@ -23,6 +23,7 @@ gateway:
     apiKeys:
       - { name: ops, sha256: "${sha(OPS)}", roles: [ops] }
   admin: { roles: [ops] }
+  console: { roles: [ops] }
 states:
   jr: { type: sqlite, file: ./journal.db }
 runners:
@@ -41,7 +42,7 @@ runners:
 
 const HANDLER = `export default { name: 'h', actions: { Ok: { 0: () => ({ fine: true }) } } };`;
 
-test('wrong API keys tried on /api/runs are counted: past the limit the answer is 429', async (t) => {
+async function triedWith(path: string, t: { after(fn: () => Promise<void>): void }): Promise<number[]> {
   const host = await startTestHost(CONFIG, { files: { 'h.mjs': HANDLER } });
   const gateway = await createGateway({
     settings: host.settings,
@@ -57,10 +58,21 @@ test('wrong API keys tried on /api/runs are counted: past the limit the answer i
   const { port } = await gateway.listen(0, '127.0.0.1');
   const codes: number[] = [];
   for (let i = 0; i < 6; i++) {
-    const res = await fetch(`http://127.0.0.1:${port}/api/runs`, { headers: { 'x-api-key': `guess-${i}-0123456789` } });
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { 'x-api-key': `guess-${i}-0123456789` } });
     await res.arrayBuffer();
     codes.push(res.status);
   }
+  return codes;
+}
+
+test('wrong API keys tried on /api/runs are counted: past the limit the answer is 429', async (t) => {
+  const codes = await triedWith('/api/runs', t);
+  assert.equal(codes[0], 401);
+  assert.equal(codes[5], 429, `codes: ${codes.join(', ')}`);
+});
+
+test('wrong API keys tried on the console (with roles) are counted: past the limit the answer is 429', async (t) => {
+  const codes = await triedWith('/console/api/model', t);
   assert.equal(codes[0], 401);
   assert.equal(codes[5], 429, `codes: ${codes.join(', ')}`);
 });

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
+import type { FastifyInstance, onRequestHookHandler, RouteHandlerMethod } from 'fastify';
 import type { ConsoleSettings, Settings } from '../../config/settings.js';
 import type { TraceSource } from '../../core/trace.js';
 import type { GatewayContext } from '../context.js';
@@ -84,12 +84,21 @@ export interface ConsoleOptions {
   status?: StatusSource;
   /** the journals' run list (GET /api/runs): the console's list of runs reads it */
   runs?: RunAdmin;
+  /**
+   * the gateway's rate limit, run before the guard when the console has roles: a refused
+   * credential counts against its source address, as on the APIs (wrong keys cannot be tried
+   * without end)
+   */
+  rate?: onRequestHookHandler;
 }
 
 /** Register the console; returns its feed (closed with the gateway). */
 export function registerConsole(app: FastifyInstance, ctx: GatewayContext, options: ConsoleOptions): ConsoleFeed {
   const base = options.console.path;
-  const guard = consoleGuard(ctx, options.console);
+  const guard =
+    options.rate !== undefined && options.console.roles.length > 0
+      ? [options.rate, consoleGuard(ctx, options.console)]
+      : consoleGuard(ctx, options.console);
   const assets = loadAssets(base);
   // Laid out at the first request for it, or just after the gateway listens: a gateway that does
   // not start with dagre and the layout of every saga answers ≈ 100 ms sooner (issue 23). A
