@@ -237,12 +237,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   if (rate.active) {
     app.addHook('onRoute', (route) => {
       if (!LIMITED_ROUTES.some((prefix) => route.url.startsWith(prefix))) return;
-      const own =
-        route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-      // The run routes' own guard (gateway.admin) checks credentials once it has roles: counted
-      // before it, so that a refused credential counts too (docs/gateway.md, Rate limits). Without
-      // roles it answers everyone but this machine a plain 404, uncounted, as if there were no route.
-      route.onRequest = settings.admin.roles.length > 0 ? [rate.hook, ...own] : [...own, rate.hook];
+      const own = route.onRequest;
+      route.onRequest = own === undefined ? [rate.hook] : [...(Array.isArray(own) ? own : [own]), rate.hook];
     });
   }
   // Encapsulated: a form's routes take the hooks, parsers and error handler set above.
@@ -252,7 +248,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   registerOps(app, metrics, options.ready);
   registerStatusRoute(app, ctx, options.status);
   registerWaitRoutes(app, ctx, options.waits); // waits:
-  registerRunRoutes(app, ctx, options.runs, options.waits);
+  // their guard counts a refused credential (rate.onRefused), as the API forms do
+  registerRunRoutes(app, ctx, options.runs, options.waits, rate.onRefused);
   if (settings.openapi) registerOpenApi(app, options.settings);
   if (settings.static !== undefined) await registerStatic(app, settings.static);
   const shown = settings.console;
@@ -263,7 +260,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         traces: options.traces ?? [],
         ...(options.status ? { status: options.status } : {}),
         ...(options.runs ? { runs: options.runs } : {}),
-        ...(rate.active ? { rate: rate.hook } : {}),
+        ...(rate.onRefused ? { onUnauthorized: rate.onRefused } : {}),
       })
     : undefined;
 

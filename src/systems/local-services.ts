@@ -1,3 +1,4 @@
+import { keepBounded } from '../core/bounded-map.js';
 import type { RunRecord, TraceBus, TraceSource } from '../core/trace.js';
 import type { SagaResult } from '../core/types.js';
 import type { OutcomeStatus } from '../core/messages.js';
@@ -89,9 +90,7 @@ export class MemoryOutcomes implements OutcomeLookup {
   }
 
   private keep<T>(map: Map<string, T>, key: string, value: T): void {
-    map.delete(key);
-    map.set(key, value);
-    if (map.size > MAX_KEPT) map.delete(map.keys().next().value!);
+    keepBounded(map, key, value, MAX_KEPT);
   }
 }
 

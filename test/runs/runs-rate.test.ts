@@ -1,9 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { silentLogger } from '../../src/core/logger.js';
-import { createGateway } from '../../src/gateway/server.js';
-import { startTestHost } from '../../src/testing/index.js';
+import { world } from './runs-world.js';
 
 /**
  * The run routes count against the gateway's rate limit (docs/runs.md), and so does a request
@@ -40,25 +38,12 @@ runners:
           - { id: done, type: success }
 `;
 
-const HANDLER = `export default { name: 'h', actions: { Ok: { 0: () => ({ fine: true }) } } };`;
-
 async function triedWith(path: string, t: { after(fn: () => Promise<void>): void }): Promise<number[]> {
-  const host = await startTestHost(CONFIG, { files: { 'h.mjs': HANDLER } });
-  const gateway = await createGateway({
-    settings: host.settings,
-    service: host.host,
-    log: silentLogger(),
-    status: host.host.statusReader(),
-    ...host.host.runAdmin(),
-  });
-  t.after(async () => {
-    await gateway.close();
-    await host.close();
-  });
-  const { port } = await gateway.listen(0, '127.0.0.1');
+  const w = await world(CONFIG);
+  t.after(() => w.close());
   const codes: number[] = [];
   for (let i = 0; i < 6; i++) {
-    const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { 'x-api-key': `guess-${i}-0123456789` } });
+    const res = await fetch(`${w.base}${path}`, { headers: { 'x-api-key': `guess-${i}-0123456789` } });
     await res.arrayBuffer();
     codes.push(res.status);
   }

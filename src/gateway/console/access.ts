@@ -7,6 +7,7 @@ import type { AuthDecision } from '../auth/authenticator.js';
 import { extractCredential } from '../auth/credentials.js';
 import { refusalDetail } from '../auth/refusal-detail.js';
 import type { GatewayContext } from '../context.js';
+import type { OnUnauthorized } from '../forms/admit.js';
 import { problemFor, sendProblem } from '../http/helpers/problem.js';
 
 /**
@@ -88,7 +89,11 @@ function consoleApi(settings: Guarded): CompiledApi {
  * roles). The caller let in is left on the request (`adminCaller`): its caller key (`key:<name>`,
  * `jwt:<subject>`), or `loopback`.
  */
-export function consoleGuard(ctx: GatewayContext, settings: Guarded): onRequestHookHandler {
+export function consoleGuard(
+  ctx: GatewayContext,
+  settings: Guarded,
+  onUnauthorized?: OnUnauthorized,
+): onRequestHookHandler {
   const api = consoleApi(settings);
   // The config compiler turns a console without roles off under trustProxy; this holds for
   // settings made by code.
@@ -108,8 +113,10 @@ export function consoleGuard(ctx: GatewayContext, settings: Guarded): onRequestH
         // "apikey:ops" is neither this machine nor that API key
         callers.set(request, callerKey(decision.principal, ''));
         done();
-      } else
-        sendProblem(
+        return;
+      }
+      const send = (): void =>
+        void sendProblem(
           reply,
           problemFor(
             decision.code,
@@ -118,6 +125,9 @@ export function consoleGuard(ctx: GatewayContext, settings: Guarded): onRequestH
           ),
           decision.code === 'UNAUTHORIZED' ? { 'www-authenticate': 'Bearer realm="sagaway"' } : undefined,
         );
+      // a refused credential counts against its source address, as on the APIs (admit.ts)
+      if (decision.code === 'UNAUTHORIZED' && onUnauthorized) onUnauthorized(request, reply, api, send);
+      else send();
     };
     const decision = ctx.auth.decide(api, credential);
     if (decision instanceof Promise) decision.then(finish, done);

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance, onRequestHookHandler, RouteHandlerMethod } from 'fastify';
+import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
 import type { ConsoleSettings, Settings } from '../../config/settings.js';
 import type { TraceSource } from '../../core/trace.js';
 import type { GatewayContext } from '../context.js';
@@ -8,6 +8,7 @@ import { problemFor, sendProblem } from '../http/helpers/problem.js';
 import type { StatusSource } from '../../core/messages.js';
 import type { RunAdmin } from '../../core/runs.js';
 import { consoleGuard, stillAllowed, wouldPass } from './access.js';
+import type { OnUnauthorized } from '../forms/admit.js';
 import { adminGuard } from '../runs/routes.js';
 import { ConsoleFeed } from './feed.js';
 
@@ -84,21 +85,14 @@ export interface ConsoleOptions {
   status?: StatusSource;
   /** the journals' run list (GET /api/runs): the console's list of runs reads it */
   runs?: RunAdmin;
-  /**
-   * the gateway's rate limit, run before the guard when the console has roles: a refused
-   * credential counts against its source address, as on the APIs (wrong keys cannot be tried
-   * without end)
-   */
-  rate?: onRequestHookHandler;
+  /** what a request refused for its credential goes through (the rate limit counts it, as on the APIs) */
+  onUnauthorized?: OnUnauthorized;
 }
 
 /** Register the console; returns its feed (closed with the gateway). */
 export function registerConsole(app: FastifyInstance, ctx: GatewayContext, options: ConsoleOptions): ConsoleFeed {
   const base = options.console.path;
-  const guard =
-    options.rate !== undefined && options.console.roles.length > 0
-      ? [options.rate, consoleGuard(ctx, options.console)]
-      : consoleGuard(ctx, options.console);
+  const guard = consoleGuard(ctx, options.console, options.onUnauthorized);
   const assets = loadAssets(base);
   // Laid out at the first request for it, or just after the gateway listens: a gateway that does
   // not start with dagre and the layout of every saga answers ≈ 100 ms sooner (issue 23). A

@@ -62,7 +62,7 @@ function routeForm(
   const onRequest: onRequestHookHandler = admitter(
     ctx,
     form,
-    rate.active ? (req, rep, api, send) => rate.refused(req, rep, api, send) : undefined,
+    rate.onRefused,
     rate.active ? rate.followedBy(requireJson) : requireJson,
   );
   for (const url of [FORM_PREFIX[form], FORM_PREFIX[form] + '/*']) {

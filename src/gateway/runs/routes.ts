@@ -5,6 +5,7 @@ import { RUN_STATES, type RunAdmin, type RunQuery, type RunState } from '../../c
 import type { WaitService } from '../../core/waits.js';
 import type { GatewayContext } from '../context.js';
 import { adminCaller, consoleGuard, type Guarded } from '../console/access.js';
+import type { OnUnauthorized } from '../forms/admit.js';
 import { problemFor, sendProblem, toProblem } from '../http/helpers/problem.js';
 import { isSaneId } from '../http/helpers/request-id.js';
 
@@ -42,8 +43,9 @@ export function registerRunRoutes(
   ctx: GatewayContext,
   runs: RunAdmin | undefined,
   waits?: WaitService,
+  onUnauthorized?: OnUnauthorized,
 ): void {
-  const guard = consoleGuard(ctx, adminGuard(ctx));
+  const guard = consoleGuard(ctx, adminGuard(ctx), onUnauthorized);
   const handled =
     (fn: (request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, runs: RunAdmin) => Promise<unknown>) =>
     async (request: FastifyRequest<{ Params: Params }>, reply: FastifyReply): Promise<FastifyReply> => {

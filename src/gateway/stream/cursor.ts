@@ -1,4 +1,5 @@
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { keepBounded } from '../../core/bounded-map.js';
 import { SagawayError } from '../../core/errors.js';
 
 /**
@@ -128,8 +129,7 @@ export class CursorCodec {
     const known = memo === undefined ? undefined : this.verified.get(memo);
     const v = known ?? this.verify(path, caller, token);
     if (memo !== undefined && known === undefined) {
-      if (this.verified.size >= VERIFIED) this.verified.delete(this.verified.keys().next().value as string);
-      this.verified.set(memo, v);
+      keepBounded(this.verified, memo, v, VERIFIED);
     }
     const body = JSON.parse(v.json) as { p?: unknown };
     const previous = Object.hasOwn(body, 'p') ? body.p : undefined;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { keepBounded } from '../../core/bounded-map.js';
 import type { ShareScope } from '../../config/settings.js';
 import { cursorBinding } from '../../core/caller.js';
 import type { Principal } from '../../core/types.js';
@@ -88,10 +89,7 @@ export function shareBase(s: ShareInput): string | undefined {
   const known = text.length <= DIGESTED_LENGTH ? digested.get(text) : undefined;
   if (known !== undefined) return known;
   const digest = createHash('sha256').update(text).digest('base64url');
-  if (text.length <= DIGESTED_LENGTH) {
-    if (digested.size >= DIGESTED) digested.delete(digested.keys().next().value as string);
-    digested.set(text, digest);
-  }
+  if (text.length <= DIGESTED_LENGTH) keepBounded(digested, text, digest, DIGESTED);
   return digest;
 }
 

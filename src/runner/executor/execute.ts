@@ -37,8 +37,7 @@ export function executeEvent(
   binding: StreamBindingSettings | undefined,
   cancel: Cancellable,
 ): Promise<EventReply> {
-  const reply = executeNow(deps, event, binding, cancel);
-  return reply instanceof Promise ? reply : Promise.resolve(reply);
+  return Promise.resolve(executeNow(deps, event, binding, cancel));
 }
 
 /**

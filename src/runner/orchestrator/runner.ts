@@ -91,10 +91,8 @@ export class Runner {
       state: deps.state,
     };
     this.dispatchNow = (event, cancel) => this.dispatch(event, cancel);
-    this.dispatchBound = (event, cancel) => {
-      const reply = this.dispatch(event, cancel);
-      return reply instanceof Promise ? reply : Promise.resolve(reply);
-    };
+    // (Promise.resolve hands a promise back as it is)
+    this.dispatchBound = (event, cancel) => Promise.resolve(this.dispatch(event, cancel));
     this.observer = deps.observer;
     this.host = {
       name: this.name,

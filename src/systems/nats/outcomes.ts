@@ -1,4 +1,5 @@
 import type { MsgHdrs } from '@nats-io/transport-node';
+import { keepBounded } from '../../core/bounded-map.js';
 import type { Logger } from '../../core/logger.js';
 import type { SagaResult } from '../../core/types.js';
 import type { OutcomeHandle as PortHandle, OutcomeWriter, RecordedRunner } from '../system.js';
@@ -183,9 +184,7 @@ export class OutcomeRecorder implements OutcomeWriter {
     if (!this.system.isConnected || (create && !this.firstWins)) {
       if (!create) {
         // kept for the reconnection (flushHeld); the oldest goes first past the bound
-        this.held.delete(key);
-        this.held.set(key, value);
-        if (this.held.size > MAX_HELD) this.held.delete(this.held.keys().next().value!);
+        keepBounded(this.held, key, value, MAX_HELD);
         return;
       }
       this.failed('outcome not kept: the status bucket is not reachable');

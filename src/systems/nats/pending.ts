@@ -1,4 +1,5 @@
 import type { MsgHdrs } from '@nats-io/transport-node';
+import { keepBounded } from '../../core/bounded-map.js';
 import { toErrorInfo, SagawayError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { EventReply } from '../../core/messages.js';
@@ -114,7 +115,6 @@ export class PendingReplies {
     this.byId.delete(p.eventId);
     for (const key of p.seqKeys) this.bySeq.delete(key);
     // Only events sent to several deployments can be answered twice in normal operation.
-    this.answered.set(p.eventId, true);
-    if (this.answered.size > ANSWERED_MEMORY) this.answered.delete(this.answered.keys().next().value!);
+    keepBounded(this.answered, p.eventId, true, ANSWERED_MEMORY);
   }
 }

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiSettings, LimitSettings, RateSettings } from '../../../config/settings.js';
 import { callerKey } from '../../../core/caller.js';
 import type { CompiledApi } from '../../apis/api-map.js';
-import type { RequestCheck } from '../../forms/admit.js';
+import type { OnUnauthorized, RequestCheck } from '../../forms/admit.js';
 import { problemFor, sendProblem } from './problem.js';
 import { loadStore, type Store } from './rate-store.js';
 
@@ -174,6 +174,11 @@ export class RateLimiter {
       p.windowMs,
       p.max,
     );
+  }
+
+  /** `refused`, for the guards that check credentials (admit, the console's and the run routes'); undefined when nothing is limited. */
+  get onRefused(): OnUnauthorized | undefined {
+    return this.active ? (request, reply, api, send) => this.refused(request, reply, api, send) : undefined;
   }
 
   /**
