@@ -33,10 +33,10 @@ export interface WaitPlan<M = unknown> {
   readonly output: OutputSpec | undefined;
 }
 
-/** The fields only a wait step may carry. */
 /** The longest `for` or `timeout`: 100 years (a date far past it is out of a Date's range). */
 const MAX_WAIT_MS = 100 * 365.25 * 24 * 3600 * 1000;
 
+/** The fields only a wait step may carry. */
 const WAIT_ONLY = ['for', 'until', 'signal', 'approvals', 'timeout', 'notify'] as const;
 
 type Err = (at: (string | number)[], message: string) => void;

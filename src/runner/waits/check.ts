@@ -15,7 +15,7 @@ import type { RunnerSettings, Settings, SqliteStateSettings } from '../../config
  * `sagaway validate` (which runs these checks) does not load the wait stores, poller and engine.
  */
 export function hasWaits(runner: RunnerSettings): boolean {
-  return runner.plans.some((saga) => [...saga.steps.values()].some((s) => s.type === 'wait'));
+  return runner.plans.some((saga) => saga.waits);
 }
 
 /** Alias and file of the journal `sagaway start` keeps for waits when none is named. */
