@@ -146,9 +146,16 @@ export class LongPolls {
       const next = answer.next;
       // polled at `until` only when a request came for it meanwhile: a feed nobody follows stops
       const prepared: { spot?: Spot } = {};
-      const ready = this.later(answer.until).then(() =>
-        this.stopped || !prepared.spot?.wanted ? quiet : this.poll(scope, next),
-      );
+      const ready = this.later(answer.until).then(() => {
+        if (!this.stopped && prepared.spot?.wanted) return this.poll(scope, next);
+        // Nobody asked, so nothing was polled: nothing may stand for this position. Kept until
+        // `until`, this quiet answer would be served as if polled to a request that comes in
+        // the moment between the timer and `until` (libuv counts a timer from the time its loop
+        // turn began, so it fires early by however long that turn has run), a 204 for a feed
+        // that has entries.
+        this.drop(after, prepared.spot!);
+        return quiet;
+      });
       prepared.spot = { ready };
       this.register(after, scope, ready, prepared.spot);
     });
